@@ -1,0 +1,78 @@
+/**
+ * hajri-cloud is configured by environment variables only (twelve-factor), so the same image runs
+ * on a laptop, under systemd and in a container. Every wrong variable is reported, not just the first.
+ */
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+export interface CloudConfig {
+  /** `sqlite:./data/hajri.db` (default) or `postgres://...`. */
+  databaseUrl: string
+  host: string
+  port: number
+  logLevel: LogLevel
+  /** Trust `X-Forwarded-*` from a reverse proxy: `true`, a hop count, or a comma-separated list of addresses. */
+  trustProxy: boolean | number | string
+  /** Largest request body accepted, in bytes. */
+  bodyLimitBytes: number
+  /** Connections in the PostgreSQL pool (ignored for SQLite). */
+  databasePoolSize: number
+}
+
+export const DEFAULT_DATABASE_URL = 'sqlite:./data/hajri.db'
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`)
+    this.name = 'ConfigError'
+  }
+}
+
+function integer(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+  problems: string[],
+): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!/^\d+$/.test(raw) || value < min || value > max) {
+    problems.push(`${name}: must be a whole number from ${min} to ${max}, got "${raw}"`)
+    return fallback
+  }
+  return value
+}
+
+function trustProxy(raw: string | undefined): boolean | number | string {
+  if (raw === undefined || raw === '' || raw === 'false') return false
+  if (raw === 'true') return true
+  if (/^\d+$/.test(raw)) return Number(raw)
+  return raw
+}
+
+export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConfig {
+  const problems: string[] = []
+  const databaseUrl = env.HAJRI_DATABASE_URL || DEFAULT_DATABASE_URL
+  if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) {
+    problems.push(`HAJRI_DATABASE_URL: must start with sqlite: or postgres://, got "${databaseUrl}"`)
+  }
+  const logLevel = (env.HAJRI_LOG_LEVEL || 'info') as LogLevel
+  if (!LOG_LEVELS.includes(logLevel)) {
+    problems.push(`HAJRI_LOG_LEVEL: must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`)
+  }
+  const config: CloudConfig = {
+    databaseUrl,
+    host: env.HAJRI_HOST || '127.0.0.1',
+    port: integer(env, 'HAJRI_PORT', 8080, 0, 65535, problems),
+    logLevel,
+    trustProxy: trustProxy(env.HAJRI_TRUST_PROXY),
+    bodyLimitBytes: integer(env, 'HAJRI_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024, problems),
+    databasePoolSize: integer(env, 'HAJRI_DATABASE_POOL_SIZE', 10, 1, 1000, problems),
+  }
+  if (problems.length > 0) throw new ConfigError(problems)
+  return config
+}

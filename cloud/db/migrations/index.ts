@@ -1,0 +1,11 @@
+import type { Migration } from 'kysely'
+import * as initial from './0001-initial.js'
+
+/**
+ * Every migration, in order. Listed here rather than read from a folder so they work the same from
+ * TypeScript sources (tests) and from the compiled dist/ (bins). Never edit one that has shipped:
+ * add the next.
+ */
+export const migrations: Record<string, Migration> = {
+  '0001-initial': initial,
+}

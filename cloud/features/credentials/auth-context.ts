@@ -1,0 +1,13 @@
+import type { Scope } from '../../../shared/scopes.js'
+import type { TenantContext } from '../tenants/tenant-context.js'
+
+/** Who is calling: set on the request by the auth plugin, passed to services as the tenant. */
+export interface AuthContext {
+  tenant: TenantContext
+  credential: {
+    kind: 'api_key'
+    id: string
+    scopes: readonly Scope[]
+    rateLimitPerMinute: number
+  }
+}

@@ -1,0 +1,94 @@
+import type { Kysely, Transaction } from 'kysely'
+import type { EmployeeInput } from '../../../shared/employee.js'
+import type { Database, EmployeesTable } from '../../db/schema.js'
+
+type Executor = Kysely<Database> | Transaction<Database>
+
+export type EmployeeRow = EmployeesTable
+
+/** Where a page starts: after this id (full listing) or after this (updated_at, id) (sync). */
+export type EmployeePosition = { id: string } | { updatedAt: number; id: string }
+
+export interface EmployeeListFilter {
+  status?: string
+  /** Sync mode: only rows with updated_at at or after this, ordered by (updated_at, id). */
+  updatedSince?: number
+  after?: EmployeePosition
+  limit: number
+}
+
+// Bound parameters per statement stay far below SQLite's 32,766 and PostgreSQL's 65,535.
+const CHUNK = 500
+
+export class EmployeeStore {
+  constructor(private readonly db: Executor) {}
+
+  async list(tenantId: string, filter: EmployeeListFilter): Promise<EmployeeRow[]> {
+    let q = this.db.selectFrom('employees').selectAll().where('tenant_id', '=', tenantId)
+    if (filter.status !== undefined) q = q.where('status', '=', filter.status)
+    const after = filter.after
+    if (filter.updatedSince !== undefined) {
+      q = q.where('updated_at', '>=', filter.updatedSince)
+      if (after && 'updatedAt' in after) {
+        q = q.where((eb) => eb(eb.refTuple('updated_at', 'id'), '>', eb.tuple(after.updatedAt, after.id)))
+      }
+      q = q.orderBy('updated_at').orderBy('id')
+    } else {
+      // Ordered by id, which never changes: a full listing returns every employee exactly once even
+      // while they are being updated (an order by updated_at would move them under the reader).
+      if (after) q = q.where('id', '>', after.id)
+      q = q.orderBy('id')
+    }
+    return q.limit(filter.limit).execute()
+  }
+
+  async getByCode(tenantId: string, employeeCode: string): Promise<EmployeeRow | undefined> {
+    return this.db
+      .selectFrom('employees')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('employee_code', '=', employeeCode)
+      .executeTakeFirst()
+  }
+
+  async findByCodes(tenantId: string, codes: readonly string[]): Promise<EmployeeRow[]> {
+    const rows: EmployeeRow[] = []
+    for (let i = 0; i < codes.length; i += CHUNK) {
+      const chunk = codes.slice(i, i + CHUNK)
+      rows.push(
+        ...(await this.db
+          .selectFrom('employees')
+          .selectAll()
+          .where('tenant_id', '=', tenantId)
+          .where('employee_code', 'in', chunk)
+          .execute()),
+      )
+    }
+    return rows
+  }
+
+  async insertMany(tenantId: string, rows: Omit<EmployeeRow, 'tenant_id'>[]): Promise<void> {
+    for (let i = 0; i < rows.length; i += CHUNK) {
+      await this.db
+        .insertInto('employees')
+        .values(rows.slice(i, i + CHUNK).map((r) => ({ ...r, tenant_id: tenantId })))
+        .execute()
+    }
+  }
+
+  async update(tenantId: string, id: string, input: EmployeeInput, updatedAt: number): Promise<void> {
+    await this.db
+      .updateTable('employees')
+      .set({
+        name: input.name,
+        email: input.email,
+        department: input.department,
+        location: input.location,
+        status: input.status,
+        updated_at: updatedAt,
+      })
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .execute()
+  }
+}

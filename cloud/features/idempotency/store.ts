@@ -1,0 +1,57 @@
+import type { Kysely, Transaction } from 'kysely'
+import type { Database, IdempotencyKeysTable } from '../../db/schema.js'
+
+type Executor = Kysely<Database> | Transaction<Database>
+
+export type IdempotencyRow = IdempotencyKeysTable
+
+export class IdempotencyStore {
+  constructor(private readonly db: Executor) {}
+
+  async find(tenantId: string, key: string, notBefore: number): Promise<IdempotencyRow | undefined> {
+    return this.db
+      .selectFrom('idempotency_keys')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('idempotency_key', '=', key)
+      .where('created_at', '>=', notBefore)
+      .executeTakeFirst()
+  }
+
+  /**
+   * Records a key, taking over an expired record of the same key. Returns false when a live record
+   * already holds it: a concurrent request with that key committed first.
+   */
+  async insert(
+    tenantId: string,
+    row: Omit<IdempotencyRow, 'tenant_id'>,
+    notBefore: number,
+  ): Promise<boolean> {
+    const result = await this.db
+      .insertInto('idempotency_keys')
+      .values({ ...row, tenant_id: tenantId })
+      .onConflict((oc) =>
+        oc
+          .columns(['tenant_id', 'idempotency_key'])
+          .doUpdateSet({
+            fingerprint: row.fingerprint,
+            response_status: row.response_status,
+            response_body: row.response_body,
+            created_at: row.created_at,
+          })
+          .where('idempotency_keys.created_at', '<', notBefore),
+      )
+      .returning('idempotency_key')
+      .executeTakeFirst()
+    return result !== undefined
+  }
+
+  /** Drops records older than `before`, across tenants: housekeeping, not a tenant's operation. */
+  async purgeExpired(before: number): Promise<number> {
+    const result = await this.db
+      .deleteFrom('idempotency_keys')
+      .where('created_at', '<', before)
+      .executeTakeFirst()
+    return Number(result.numDeletedRows)
+  }
+}

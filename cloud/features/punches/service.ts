@@ -1,0 +1,196 @@
+import type { Kysely, Transaction } from 'kysely'
+import { DEFAULT_PAGE_LIMIT } from '../../../shared/pagination.js'
+import {
+  type Punch,
+  type PunchBatchResponse,
+  type PunchInput,
+  PunchInputSchema,
+  type PunchListQuery,
+} from '../../../shared/punch.js'
+import { parseTimestamp } from '../../../shared/time.js'
+import { AppError, toProblem } from '../../app-error.js'
+import { assertSameFilter, decodeCursor, encodeCursor } from '../../cursor.js'
+import type { Database } from '../../db/schema.js'
+import { compileCheck } from '../../validation.js'
+import {
+  IdempotencyRace,
+  type IdempotencyService,
+  type IdempotentRequest,
+  type StoredResponse,
+} from '../idempotency/service.js'
+import type { TenantContext } from '../tenants/tenant-context.js'
+import { type IngestInput, ingestPunches, type Outcome, toPunch } from './ingest.js'
+import { PunchStore } from './store.js'
+
+export interface PunchPage {
+  data: Punch[]
+  nextCursor: string | null
+}
+
+export interface Replayable<T> {
+  body: T
+  /** True when this is a response given before (same Idempotency-Key, or a stored externalId). */
+  replayed: boolean
+}
+
+type RecordResponse = (trx: Transaction<Database>, response: StoredResponse) => Promise<void>
+
+const checkPunch = compileCheck<PunchInput>(PunchInputSchema)
+
+function readCursor(v: Record<string, unknown>) {
+  const { e, f, t, k } = v
+  if (e !== undefined && typeof e !== 'string') return undefined
+  if (f !== undefined && !Number.isSafeInteger(f)) return undefined
+  if (t !== undefined && !Number.isSafeInteger(t)) return undefined
+  if (!Array.isArray(k) || k.length !== 2 || !Number.isSafeInteger(k[0]) || typeof k[1] !== 'string')
+    return undefined
+  return {
+    employeeCode: e as string | undefined,
+    from: f as number | undefined,
+    to: t as number | undefined,
+    after: { punchedAt: k[0] as number, id: k[1] },
+  }
+}
+
+function batchResponse(received: number, outcomes: readonly Outcome[]): PunchBatchResponse {
+  const summary = { received, created: 0, duplicate: 0, rejected: 0 }
+  const results = outcomes.map((o) => {
+    summary[o.status]++
+    return o.status === 'rejected'
+      ? { index: o.index, status: o.status, problem: toProblem(o.error) }
+      : { index: o.index, status: o.status, punch: o.punch }
+  })
+  return { summary, results }
+}
+
+/** Punch ingestion and the raw punch log (issue 2). */
+export class PunchService {
+  constructor(
+    private readonly deps: {
+      db: Kysely<Database>
+      idempotency: IdempotencyService
+      now: () => number
+    },
+  ) {}
+
+  /** One punch. A stored externalId or Idempotency-Key gives back the original punch, replayed. */
+  async record(
+    tenant: TenantContext,
+    input: PunchInput,
+    idempotencyKey?: string,
+  ): Promise<Replayable<Punch>> {
+    const request = idempotencyKey
+      ? this.deps.idempotency.request(idempotencyKey, 'POST /attendance/punches', input)
+      : undefined
+    return this.withIdempotency<Punch>(tenant.id, request, async (recordResponse) => {
+      const [outcome] = await ingestPunches(
+        this.deps.db,
+        tenant,
+        this.deps.now(),
+        [{ index: 0, input }],
+        (trx, o) =>
+          o[0]?.status === 'created'
+            ? recordResponse(trx, { status: 201, body: o[0].punch })
+            : Promise.resolve(),
+      )
+      if (!outcome) throw new Error('ingest returned no outcome')
+      if (outcome.status === 'rejected') throw outcome.error
+      return { body: outcome.punch, replayed: outcome.status === 'duplicate' }
+    })
+  }
+
+  /** Up to 500 punches, each checked on its own: one bad item never fails the others. */
+  async recordBatch(
+    tenant: TenantContext,
+    items: readonly unknown[],
+    idempotencyKey?: string,
+  ): Promise<Replayable<PunchBatchResponse>> {
+    const request = idempotencyKey
+      ? this.deps.idempotency.request(idempotencyKey, 'POST /attendance/punches/batch', items)
+      : undefined
+    return this.withIdempotency<PunchBatchResponse>(tenant.id, request, async (recordResponse) => {
+      const valid: IngestInput[] = []
+      const invalid: Outcome[] = []
+      items.forEach((item, index) => {
+        const checked = checkPunch(item, `/punches/${index}`)
+        if (checked.ok) valid.push({ index, input: checked.value })
+        else {
+          const error = new AppError('validation_failed', 'This punch is not valid; see errors.', {
+            errors: checked.errors,
+          })
+          invalid.push({ index, status: 'rejected', error })
+        }
+      })
+      const merge = (outcomes: Outcome[]) =>
+        batchResponse(
+          items.length,
+          [...outcomes, ...invalid].sort((a, b) => a.index - b.index),
+        )
+      const outcomes = await ingestPunches(this.deps.db, tenant, this.deps.now(), valid, (trx, o) =>
+        recordResponse(trx, { status: 200, body: merge(o) }),
+      )
+      return { body: merge(outcomes), replayed: false }
+    })
+  }
+
+  async get(tenant: TenantContext, punchId: string): Promise<Punch> {
+    const row = await new PunchStore(this.deps.db).get(tenant.id, punchId)
+    if (!row) throw new AppError('punch_not_found', `No punch ${punchId}.`)
+    return toPunch(row, tenant.timeZone)
+  }
+
+  async list(tenant: TenantContext, query: PunchListQuery): Promise<PunchPage> {
+    const limit = query.limit ?? DEFAULT_PAGE_LIMIT
+    let employeeCode = query.employeeCode
+    let from = query.from === undefined ? undefined : parseTimestamp(query.from)
+    let to = query.to === undefined ? undefined : parseTimestamp(query.to)
+    let after: { punchedAt: number; id: string } | undefined
+    if (query.cursor !== undefined) {
+      const cursor = decodeCursor(query.cursor, readCursor)
+      assertSameFilter('employeeCode', employeeCode, cursor.employeeCode)
+      assertSameFilter('from', from, cursor.from)
+      assertSameFilter('to', to, cursor.to)
+      ;({ employeeCode, from, to, after } = cursor)
+    }
+    const rows = await new PunchStore(this.deps.db).list(tenant.id, {
+      employeeCode,
+      from,
+      to,
+      after,
+      limit: limit + 1,
+    })
+    const page = rows.slice(0, limit)
+    const last = page.at(-1)
+    const nextCursor =
+      rows.length > limit && last
+        ? encodeCursor({ e: employeeCode, f: from, t: to, k: [last.punched_at, last.id] })
+        : null
+    return { data: page.map((r) => toPunch(r, tenant.timeZone)), nextCursor }
+  }
+
+  /**
+   * Runs `work` under an Idempotency-Key: a stored response is replayed; else `work` runs and
+   * records its response in its own transaction. If a concurrent request with the same key commits
+   * first, this one's transaction rolls back and the winner's response is replayed instead.
+   */
+  private async withIdempotency<T>(
+    tenantId: string,
+    request: IdempotentRequest | undefined,
+    work: (recordResponse: RecordResponse) => Promise<Replayable<T>>,
+  ): Promise<Replayable<T>> {
+    const idempotency = this.deps.idempotency
+    if (!request) return work(async () => {})
+    const recordResponse: RecordResponse = (trx, response) =>
+      idempotency.record(trx, tenantId, request, response)
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const prior = await idempotency.replay(tenantId, request)
+      if (prior) return { body: prior.body as T, replayed: true }
+      try {
+        return await work(recordResponse)
+      } catch (err) {
+        if (!(err instanceof IdempotencyRace)) throw err
+      }
+    }
+    throw new Error('idempotency key still contended after a retry')
+  }
+}

@@ -1,0 +1,75 @@
+import type { Kysely } from 'kysely'
+import { newId } from '../../../shared/ids.js'
+import { isValidTimeZone, nowMicros } from '../../../shared/time.js'
+import { AppError } from '../../app-error.js'
+import type { Database } from '../../db/schema.js'
+import { isUniqueViolation } from '../../db/unique-violation.js'
+import { generatePassword, hashPassword } from '../console-auth/password.js'
+import { ConsoleUserStore } from '../console-auth/store.js'
+import { TenantStore } from './store.js'
+import { DEFAULT_BACKFILL_DAYS, DEFAULT_TIME_ZONE } from './tenant-context.js'
+
+export interface CreateTenantInput {
+  name: string
+  adminEmail: string
+  timeZone?: string
+  backfillDays?: number
+}
+
+export interface CreatedTenant {
+  tenantId: string
+  adminEmail: string
+  /** Good for the first sign-in only: the console asks for a new one. Shown once. */
+  adminPassword: string
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+
+export class TenantService {
+  constructor(private readonly deps: { db: Kysely<Database> }) {}
+
+  async create(input: CreateTenantInput): Promise<CreatedTenant> {
+    const name = input.name.trim()
+    const adminEmail = input.adminEmail.trim().toLowerCase()
+    const timeZone = input.timeZone ?? DEFAULT_TIME_ZONE
+    const backfillDays = input.backfillDays ?? DEFAULT_BACKFILL_DAYS
+    const errors: string[] = []
+    if (name.length < 1 || name.length > 200) errors.push('name: must be 1 to 200 characters')
+    if (!EMAIL.test(adminEmail) || adminEmail.length > 254) errors.push('admin email: not an email address')
+    if (!isValidTimeZone(timeZone)) errors.push(`time zone: "${timeZone}" is not an IANA time zone`)
+    if (!Number.isInteger(backfillDays) || backfillDays < 1 || backfillDays > 3660) {
+      errors.push('backfill days: must be a whole number from 1 to 3660')
+    }
+    if (errors.length > 0) throw new AppError('validation_failed', errors.join('; '))
+
+    const tenantId = newId('tenant')
+    const adminPassword = generatePassword()
+    const passwordHash = await hashPassword(adminPassword)
+    const now = nowMicros()
+    try {
+      await this.deps.db.transaction().execute(async (trx) => {
+        await new TenantStore(trx).insert({
+          id: tenantId,
+          name,
+          time_zone: timeZone,
+          backfill_days: backfillDays,
+          created_at: now,
+        })
+        await new ConsoleUserStore(trx).insert(tenantId, {
+          id: newId('consoleUser'),
+          email: adminEmail,
+          password_hash: passwordHash,
+          role: 'owner',
+          must_change_password: 1,
+          created_at: now,
+        })
+      })
+    } catch (err) {
+      if (isUniqueViolation(err)) {
+        throw new AppError('console_user_exists', `a console user with email ${adminEmail} already exists`)
+      }
+      throw err
+    }
+    return { tenantId, adminEmail, adminPassword }
+  }
+}

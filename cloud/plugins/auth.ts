@@ -1,0 +1,77 @@
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import type { Scope } from '../../shared/scopes.js'
+import { AppError } from '../app-error.js'
+import type { AuthContext } from '../features/credentials/auth-context.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The scope a public API route requires (DESIGN.md §2). Every such route must declare one. */
+    scope?: Scope
+  }
+  interface FastifyRequest {
+    /** The authenticated caller. Set on every public API route before its handler runs. */
+    auth: AuthContext
+  }
+}
+
+export interface Authenticator {
+  authenticate(token: string): Promise<AuthContext | undefined>
+}
+
+// RFC 6750 §3: the challenge names the realm; §3.1 adds error codes.
+const REALM = 'Bearer realm="hajri"'
+
+// RFC 6750 §2.1: the scheme is case-insensitive; token68 characters only.
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
+
+function bearerToken(request: FastifyRequest): string {
+  const header = request.headers.authorization
+  if (header === undefined || header === '') {
+    throw new AppError('authentication_required', 'Send Authorization: Bearer <API key or access token>.', {
+      headers: { 'www-authenticate': REALM },
+    })
+  }
+  const m = BEARER.exec(header)
+  if (!m?.[1]) {
+    throw new AppError('invalid_credential', 'The Authorization header must be "Bearer <token>".', {
+      headers: { 'www-authenticate': `${REALM}, error="invalid_request"` },
+    })
+  }
+  return m[1]
+}
+
+/**
+ * Authenticates every route of the scope it is registered in, then checks the route's scope. It
+ * runs onRequest, before the body is read, so an anonymous caller cannot make us parse a large body.
+ * A route without a scope fails at startup: no public route can be left open by mistake.
+ */
+const authPlugin: FastifyPluginAsync<{ authenticator: Authenticator }> = async (app, { authenticator }) => {
+  app.decorateRequest('auth', null as unknown as AuthContext)
+
+  app.addHook('onRoute', (route) => {
+    if (route.config?.scope === undefined) {
+      throw new Error(`route ${route.method} ${route.url} declares no scope (config.scope)`)
+    }
+  })
+
+  app.addHook('onRequest', async (request) => {
+    const scope = request.routeOptions.config.scope
+    const token = bearerToken(request)
+    const auth = await authenticator.authenticate(token)
+    if (!auth) {
+      throw new AppError('invalid_credential', 'The credential is unknown, expired or revoked.', {
+        headers: { 'www-authenticate': `${REALM}, error="invalid_token"` },
+      })
+    }
+    request.auth = auth
+    request.log = request.log.child({ tenantId: auth.tenant.id, credentialId: auth.credential.id })
+    if (scope === undefined || !auth.credential.scopes.includes(scope)) {
+      throw new AppError('insufficient_scope', `This needs the scope ${scope}.`, {
+        headers: { 'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"` },
+      })
+    }
+  })
+}
+
+export default fp(authPlugin, { name: 'hajri-auth' })

@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto'
+
+// Crockford base32: no I, L, O or U, so ids survive being read aloud or retyped from a screen.
+const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
+
+/** Kinds of object and the prefix their ids carry, so that an id in a log says what it names. */
+export const ID_PREFIXES = {
+  tenant: 'ten',
+  employee: 'emp',
+  punch: 'pun',
+  apiKey: 'key',
+  consoleUser: 'usr',
+} as const
+
+export type IdKind = keyof typeof ID_PREFIXES
+
+/** Matches any id made by {@link newId}. */
+export const ID_PATTERN = '^[a-z]{3}_[0-9A-HJKMNP-TV-Z]{26}$'
+
+let lastTime = -1
+const lastRandom = new Uint8Array(10)
+
+/** The next 80 random bits: fresh in a new millisecond, else the previous plus one (ULID monotonicity). */
+function nextRandom(now: number): Uint8Array {
+  if (now > lastTime) {
+    lastTime = now
+    lastRandom.set(randomBytes(10))
+    return lastRandom
+  }
+  for (let i = lastRandom.length - 1; i >= 0; i--) {
+    lastRandom[i] = ((lastRandom[i] as number) + 1) & 0xff
+    if (lastRandom[i] !== 0) break
+  }
+  return lastRandom
+}
+
+/**
+ * A ULID-shaped id (48-bit millisecond time + 80 random bits, 26 characters) behind a kind
+ * prefix. Within a process, ids made later sort later, even in the same millisecond, so ordering by
+ * id is ordering by creation.
+ */
+export function newId(kind: IdKind, now: number = Date.now()): string {
+  let time = ''
+  let t = Math.max(now, lastTime)
+  const random = nextRandom(t)
+  for (let i = 0; i < 10; i++) {
+    time = ALPHABET[t % 32] + time
+    t = Math.floor(t / 32)
+  }
+  let tail = ''
+  // 80 bits → 16 base32 digits, five bits at a time.
+  let acc = 0
+  let bits = 0
+  for (const byte of random) {
+    acc = (acc << 8) | byte
+    bits += 8
+    while (bits >= 5) {
+      bits -= 5
+      tail += ALPHABET[(acc >> bits) & 31]
+    }
+    acc &= (1 << bits) - 1
+  }
+  return `${ID_PREFIXES[kind]}_${time}${tail}`
+}

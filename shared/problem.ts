@@ -1,0 +1,75 @@
+import { type Static, Type } from '@sinclair/typebox'
+
+/** One wrong field of a request: where it is (a JSON pointer into that part) and what is wrong. */
+export const FieldErrorSchema = Type.Object(
+  {
+    in: Type.Union([
+      Type.Literal('body'),
+      Type.Literal('query'),
+      Type.Literal('path'),
+      Type.Literal('header'),
+    ]),
+    pointer: Type.String({ description: 'RFC 6901 JSON pointer, as a URI fragment (`#/punchType`).' }),
+    message: Type.String(),
+  },
+  { additionalProperties: false },
+)
+
+/** RFC 9457 problem details, with Hajri's stable `code` (DESIGN.md §2). */
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String({ description: 'A URI naming the problem type: `urn:hajri:problem:<code>`.' }),
+    title: Type.String(),
+    status: Type.Integer({ minimum: 400, maximum: 599 }),
+    detail: Type.Optional(Type.String()),
+    code: Type.String({ pattern: '^[a-z][a-z0-9_]*$', description: 'Stable, snake_case; match on this.' }),
+    instance: Type.Optional(Type.String({ description: 'The request id, as `urn:hajri:request:<id>`.' })),
+    errors: Type.Optional(Type.Array(FieldErrorSchema)),
+  },
+  { title: 'Problem', description: 'RFC 9457 problem details (`application/problem+json`).' },
+)
+
+export type FieldError = Static<typeof FieldErrorSchema>
+export type Problem = Static<typeof ProblemSchema>
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
+
+export function problemType(code: string): string {
+  return `urn:hajri:problem:${code}`
+}
+
+/**
+ * Every problem Hajri returns, by stable code, with its usual status and title. Clients match on
+ * `code`; the status may differ by context (an unknown employee is a 404 on GET, a 422 in a punch).
+ */
+export const PROBLEM_CATALOG = {
+  bad_request: { status: 400, title: 'Bad request' },
+  validation_failed: { status: 400, title: 'The request is not valid' },
+  malformed_json: { status: 400, title: 'The body is not valid JSON' },
+  invalid_cursor: { status: 400, title: 'The cursor is not valid for this request' },
+  invalid_idempotency_key: { status: 400, title: 'The Idempotency-Key header is not valid' },
+  authentication_required: { status: 401, title: 'Authentication required' },
+  invalid_credential: { status: 401, title: 'The credential is not valid' },
+  insufficient_scope: { status: 403, title: 'The credential lacks the scope this needs' },
+  not_found: { status: 404, title: 'Not found' },
+  tenant_not_found: { status: 404, title: 'Tenant not found' },
+  employee_not_found: { status: 404, title: 'Employee not found' },
+  punch_not_found: { status: 404, title: 'Punch not found' },
+  method_not_allowed: { status: 405, title: 'Method not allowed' },
+  console_user_exists: { status: 409, title: 'A console user with this email already exists' },
+  payload_too_large: { status: 413, title: 'The body is too large' },
+  unsupported_media_type: { status: 415, title: 'Unsupported media type' },
+  idempotency_key_reused: {
+    status: 422,
+    title: 'This Idempotency-Key was already used with a different request',
+  },
+  external_id_reused: { status: 422, title: 'This externalId was already used for a different punch' },
+  employee_not_active: { status: 422, title: 'The employee is not active' },
+  punched_at_in_future: { status: 422, title: 'The punch time is in the future' },
+  punched_at_too_old: { status: 422, title: "The punch time is before the tenant's backfill window" },
+  rate_limited: { status: 429, title: 'Too many requests' },
+  internal_error: { status: 500, title: 'Internal error' },
+  service_unavailable: { status: 503, title: 'Service unavailable' },
+} as const satisfies Record<string, { status: number; title: string }>
+
+export type ProblemCode = keyof typeof PROBLEM_CATALOG

@@ -1,0 +1,29 @@
+import { type TUnsafe, Type } from '@sinclair/typebox'
+
+/**
+ * A string enum as plain JSON Schema (`{type: string, enum}`), which reads better in OpenAPI and in
+ * validation messages than TypeBox's union of literals.
+ */
+export function StringEnum<const T extends readonly string[]>(
+  values: T,
+  options: { description?: string; default?: T[number] } = {},
+): TUnsafe<T[number]> {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options })
+}
+
+interface NullableStringOptions {
+  minLength?: number
+  maxLength?: number
+  pattern?: string
+  format?: string
+  description?: string
+  examples?: unknown[]
+}
+
+/**
+ * A string that may also be `null`: integrators' serializers often emit `null` for an absent
+ * optional field, and a response shows an unset field as `null` rather than leaving it out.
+ */
+export function NullableString(options: NullableStringOptions = {}): TUnsafe<string | null> {
+  return Type.Unsafe<string | null>({ type: ['string', 'null'], ...options })
+}

@@ -1,0 +1,161 @@
+import { randomBytes } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { FastifyInstance } from 'fastify'
+import pg from 'pg'
+import { afterAll, beforeAll, describe } from 'vitest'
+import { buildApp } from '../../cloud/app.js'
+import { type DatabaseHandle, openDatabase } from '../../cloud/db/database.js'
+import { migrateToLatest } from '../../cloud/db/migrate.js'
+import { ApiKeyService } from '../../cloud/features/credentials/service.js'
+import { EmployeeService } from '../../cloud/features/employees/service.js'
+import { TenantService } from '../../cloud/features/tenants/service.js'
+import type { EmployeeInput } from '../../shared/employee.js'
+import type { Scope } from '../../shared/scopes.js'
+import { nowMicros } from '../../shared/time.js'
+import { POSTGRES_URL, postgresAvailability } from './services.js'
+
+export type DatabaseKind = 'sqlite' | 'postgres'
+
+/** A throwaway database: a temporary SQLite file, or a fresh schema in the test PostgreSQL. */
+export async function createTestDatabaseUrl(
+  kind: DatabaseKind,
+): Promise<{ url: string; drop(): Promise<void> }> {
+  if (kind === 'sqlite') {
+    const dir = await mkdtemp(join(tmpdir(), 'hajri-test-'))
+    return { url: `sqlite:${join(dir, 'hajri.db')}`, drop: () => rm(dir, { recursive: true, force: true }) }
+  }
+  const schema = `hajri_test_${randomBytes(6).toString('hex')}`
+  const admin = new pg.Client({ connectionString: POSTGRES_URL })
+  await admin.connect()
+  await admin.query(`create schema ${schema}`)
+  await admin.end()
+  const url = new URL(POSTGRES_URL)
+  url.searchParams.set('options', `-c search_path=${schema}`)
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: POSTGRES_URL })
+      await c.connect()
+      await c.query(`drop schema ${schema} cascade`)
+      await c.end()
+    },
+  }
+}
+
+/**
+ * One cloud over one throwaway database: the app (in-process, driven with `inject`), its database,
+ * and shortcuts for the administration a test needs (tenants, employees, keys).
+ */
+export class TestCloud {
+  databaseUrl = ''
+  private handle: DatabaseHandle | undefined
+  private instance: FastifyInstance | undefined
+  private dropDatabase: (() => Promise<void>) | undefined
+  /** The clock the app reads, in µs. Tests may set it; undefined means the real clock. */
+  fixedNow: number | undefined
+
+  constructor(readonly kind: DatabaseKind) {}
+
+  readonly now = (): number => this.fixedNow ?? nowMicros()
+
+  get app(): FastifyInstance {
+    if (!this.instance) throw new Error('TestCloud not started')
+    return this.instance
+  }
+
+  get database(): DatabaseHandle {
+    if (!this.handle) throw new Error('TestCloud not started')
+    return this.handle
+  }
+
+  async start(): Promise<void> {
+    const { url, drop } = await createTestDatabaseUrl(this.kind)
+    this.databaseUrl = url
+    this.dropDatabase = drop
+    this.handle = openDatabase(url, { poolSize: 4 })
+    await migrateToLatest(this.handle.db)
+    this.instance = await buildApp({
+      config: { bodyLimitBytes: 1024 * 1024, trustProxy: false, logLevel: 'silent' },
+      database: this.handle,
+      logger: false,
+      closeDatabase: false,
+      now: this.now,
+    })
+    await this.instance.ready()
+  }
+
+  async stop(): Promise<void> {
+    await this.instance?.close()
+    await this.handle?.close()
+    await this.dropDatabase?.()
+  }
+
+  async createTenant(options: { timeZone?: string; backfillDays?: number } = {}): Promise<string> {
+    const tag = randomBytes(4).toString('hex')
+    const { tenantId } = await new TenantService({ db: this.database.db }).create({
+      name: `Tenant ${tag}`,
+      adminEmail: `owner-${tag}@example.test`,
+      ...options,
+    })
+    return tenantId
+  }
+
+  async createApiKey(
+    tenantId: string,
+    scopes: Scope[] = ['employees:read', 'attendance:read', 'attendance:write'],
+    options: { expiresInSeconds?: number } = {},
+  ): Promise<string> {
+    const created = await new ApiKeyService({ db: this.database.db, now: this.now }).create(tenantId, {
+      scopes,
+      ...options,
+    })
+    return created.key
+  }
+
+  async upsertEmployees(tenantId: string, inputs: EmployeeInput[]) {
+    return new EmployeeService({ db: this.database.db, now: this.now }).upsert(tenantId, inputs)
+  }
+}
+
+export function employee(code: string, overrides: Partial<EmployeeInput> = {}): EmployeeInput {
+  return {
+    employeeCode: code,
+    name: `Employee ${code}`,
+    email: `${code.toLowerCase()}@example.test`,
+    department: 'Assembly',
+    location: 'Pune',
+    status: 'ACTIVE',
+    ...overrides,
+  }
+}
+
+const postgres = await postgresAvailability()
+
+/**
+ * Runs the same suite against SQLite and PostgreSQL (issue 2: "the same tests, run against both").
+ * The PostgreSQL run is skipped, with its reason in the suite name, when PostgreSQL is absent.
+ */
+export function describeEachDatabase(title: string, body: (cloud: TestCloud) => void): void {
+  const targets: { kind: DatabaseKind; skipReason: string | undefined }[] = [
+    { kind: 'sqlite', skipReason: undefined },
+    { kind: 'postgres', skipReason: postgres.skipReason },
+  ]
+  for (const { kind, skipReason } of targets) {
+    describe.skipIf(skipReason !== undefined)(
+      `${title} [${kind}]${skipReason ? ` (skipped: ${skipReason})` : ''}`,
+      () => {
+        const cloud = new TestCloud(kind)
+        beforeAll(() => cloud.start())
+        afterAll(() => cloud.stop())
+        body(cloud)
+      },
+    )
+  }
+}
+
+/** `Authorization` header for a key. */
+export function bearer(key: string): { authorization: string } {
+  return { authorization: `Bearer ${key}` }
+}

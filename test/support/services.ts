@@ -1,0 +1,47 @@
+/**
+ * System components the tests use where users have them (DESIGN.md §6). Each is found at an address
+ * from the environment with a local default. When one is absent its tests are skipped with a
+ * one-line reason, unless HAJRI_TEST_REQUIRE_ALL=1 (CI), where that is a failure instead.
+ */
+import pg from 'pg'
+
+export const REQUIRE_ALL = process.env.HAJRI_TEST_REQUIRE_ALL === '1'
+
+export const POSTGRES_URL = process.env.HAJRI_TEST_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/test'
+
+export interface Availability {
+  /** Undefined when the component is there; else why its tests are skipped. */
+  skipReason: string | undefined
+}
+
+async function check(
+  name: string,
+  address: string,
+  envVar: string,
+  probe: () => Promise<void>,
+): Promise<Availability> {
+  try {
+    await probe()
+    return { skipReason: undefined }
+  } catch (err) {
+    const reason = `${name} not reachable at ${address} (${(err as Error).message}); set ${envVar}`
+    if (REQUIRE_ALL) throw new Error(`HAJRI_TEST_REQUIRE_ALL=1 but ${reason}`)
+    console.warn(`skipping ${name} tests: ${reason}`)
+    return { skipReason: reason }
+  }
+}
+
+let postgres: Promise<Availability> | undefined
+
+export function postgresAvailability(): Promise<Availability> {
+  postgres ??= check('PostgreSQL', POSTGRES_URL, 'HAJRI_TEST_POSTGRES_URL', async () => {
+    const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 3000 })
+    await client.connect()
+    try {
+      await client.query('select 1')
+    } finally {
+      await client.end()
+    }
+  })
+  return postgres
+}
