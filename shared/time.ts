@@ -109,15 +109,18 @@ function pad(n: number, width: number): string {
 }
 
 /**
- * Formats µs as RFC 3339. The fraction is left out when it is zero, written to the millisecond when
- * that is exact, else to the microsecond, so device times read as devices wrote them.
+ * Formats µs as RFC 3339. By default the fraction is left out when it is zero, written to the
+ * millisecond when that is exact, else to the microsecond, so device times read as devices wrote
+ * them. `fixedFraction` always writes six digits, so that UTC stamps also sort as strings.
  */
-export function formatTimestamp(micros: number, offsetMinutes = 0): string {
+export function formatTimestamp(micros: number, offsetMinutes = 0, fixedFraction = false): string {
   const ms = Math.floor(micros / 1000)
   const d = new Date(ms + offsetMinutes * 60_000)
   const fraction = micros - Math.floor(micros / 1_000_000) * 1_000_000
   let frac = ''
-  if (fraction !== 0) frac = fraction % 1000 === 0 ? `.${pad(fraction / 1000, 3)}` : `.${pad(fraction, 6)}`
+  if (fixedFraction) frac = `.${pad(fraction, 6)}`
+  else if (fraction !== 0)
+    frac = fraction % 1000 === 0 ? `.${pad(fraction / 1000, 3)}` : `.${pad(fraction, 6)}`
   let offset = 'Z'
   if (offsetMinutes !== 0) {
     const abs = Math.abs(offsetMinutes)
@@ -132,6 +135,11 @@ export function formatTimestamp(micros: number, offsetMinutes = 0): string {
 /** Formats µs as RFC 3339 in the offset that `timeZone` had at that instant. */
 export function formatInZone(micros: number, timeZone: string): string {
   return formatTimestamp(micros, zoneOffsetMinutes(Math.floor(micros / 1000), timeZone))
+}
+
+/** A server-assigned UTC stamp (createdAt, updatedAt, receivedAt): always six fraction digits. */
+export function formatServerTime(micros: number): string {
+  return formatTimestamp(micros, 0, true)
 }
 
 export function nowMicros(): number {

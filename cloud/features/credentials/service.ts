@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import { newId } from '../../../shared/ids.js'
 import { isScope, type Scope } from '../../../shared/scopes.js'
-import { formatTimestamp, nowMicros } from '../../../shared/time.js'
+import { formatServerTime, nowMicros } from '../../../shared/time.js'
 import { AppError } from '../../app-error.js'
 import type { Database } from '../../db/schema.js'
 import { TenantStore } from '../tenants/store.js'
@@ -86,7 +86,7 @@ export class ApiKeyService {
       name,
       scopes: scopes as Scope[],
       rateLimitPerMinute,
-      expiresAt: formatTimestamp(expiresAt),
+      expiresAt: formatServerTime(expiresAt),
     }
   }
 

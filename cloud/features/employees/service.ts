@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import type { Employee, EmployeeInput, EmployeeListQuery } from '../../../shared/employee.js'
 import { newId } from '../../../shared/ids.js'
 import { DEFAULT_PAGE_LIMIT } from '../../../shared/pagination.js'
-import { formatTimestamp, nowMicros, parseTimestamp } from '../../../shared/time.js'
+import { formatServerTime, nowMicros, parseTimestamp } from '../../../shared/time.js'
 import { AppError } from '../../app-error.js'
 import { assertSameFilter, decodeCursor, encodeCursor } from '../../cursor.js'
 import type { Database } from '../../db/schema.js'
@@ -50,8 +50,8 @@ export function toEmployee(row: EmployeeRow): Employee {
     department: row.department,
     location: row.location,
     status: row.status as Employee['status'],
-    createdAt: formatTimestamp(row.created_at),
-    updatedAt: formatTimestamp(row.updated_at),
+    createdAt: formatServerTime(row.created_at),
+    updatedAt: formatServerTime(row.updated_at),
   }
 }
 

@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely'
 import { newId } from '../../../shared/ids.js'
 import { MAX_FUTURE_SKEW_SECONDS, type Punch, type PunchInput } from '../../../shared/punch.js'
-import { formatInZone, formatTimestamp, parseTimestamp } from '../../../shared/time.js'
+import { formatInZone, formatServerTime, parseTimestamp } from '../../../shared/time.js'
 import { AppError } from '../../app-error.js'
 import type { Database } from '../../db/schema.js'
 import { EmployeeStore } from '../employees/store.js'
@@ -32,7 +32,7 @@ export function toPunch(row: Omit<PunchRow, 'tenant_id'>, timeZone: string): Pun
     employeeCode: row.employee_code,
     punchType: row.punch_type as Punch['punchType'],
     punchedAt: formatInZone(row.punched_at, timeZone),
-    receivedAt: formatTimestamp(row.received_at),
+    receivedAt: formatServerTime(row.received_at),
     deviceId: row.device_id,
     source: row.source,
     externalId: row.external_id,
