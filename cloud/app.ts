@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, {
   type FastifyBaseLogger,
@@ -7,6 +6,7 @@ import Fastify, {
   LogController,
 } from 'fastify'
 import type { LoggerOptions } from 'pino'
+import { pooledRandomBytes } from '../shared/random-pool.js'
 import { nowMicros } from '../shared/time.js'
 import type { CloudConfig } from './config.js'
 import type { DatabaseHandle } from './db/database.js'
@@ -19,7 +19,8 @@ import { punchRoutes } from './features/punches/routes.js'
 import { PunchService } from './features/punches/service.js'
 import authPlugin from './plugins/auth.js'
 import dbPlugin from './plugins/db.js'
-import errorsPlugin from './plugins/errors.js'
+import errorsPlugin, { frameworkErrors } from './plugins/errors.js'
+import jsonBodyPlugin from './plugins/json-body.js'
 import openapiPlugin from './plugins/openapi.js'
 import { validatorCompiler } from './validation.js'
 
@@ -71,7 +72,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/
 function requestId(req: { headers: Record<string, string | string[] | undefined> }): string {
   const given = req.headers['x-request-id']
   if (typeof given === 'string' && REQUEST_ID.test(given)) return given
-  return `req_${randomBytes(12).toString('base64url')}`
+  return `req_${pooledRandomBytes(12).toString('base64url')}`
 }
 
 /** Builds the cloud app: plugins, then one route plugin per feature (DESIGN.md §1, §7). */
@@ -88,6 +89,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Keep-alive sockets would hold a graceful shutdown open until they time out.
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    frameworkErrors,
   }
   if (options.logger === false) serverOptions.logger = false
   else if (options.logger) serverOptions.loggerInstance = options.logger
@@ -106,6 +108,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   })
 
   await app.register(errorsPlugin)
+  await app.register(jsonBodyPlugin)
   await app.register(dbPlugin, { database, closeOnStop: options.closeDatabase ?? true })
   await app.register(openapiPlugin)
 
@@ -113,7 +116,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const idempotency = new IdempotencyService({ db, now })
   const apiKeys = new ApiKeyService({ db, now })
   const employees = new EmployeeService({ db, now })
-  const punches = new PunchService({ db, idempotency, now })
+  const punches = new PunchService({ db, transact: database.transact, idempotency, now })
 
   await app.register(healthRoutes, { database })
   await app.register(

@@ -1,3 +1,5 @@
+import { parseDatabaseUrl } from './db/database-url.js'
+
 /**
  * hajri-cloud is configured by environment variables only (twelve-factor), so the same image runs
  * on a laptop, under systemd and in a container. Every wrong variable is reported, not just the first.
@@ -57,8 +59,10 @@ function trustProxy(raw: string | undefined): boolean | number | string {
 export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConfig {
   const problems: string[] = []
   const databaseUrl = env.HAJRI_DATABASE_URL || DEFAULT_DATABASE_URL
-  if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) {
-    problems.push(`HAJRI_DATABASE_URL: must start with sqlite: or postgres://, got "${databaseUrl}"`)
+  try {
+    parseDatabaseUrl(databaseUrl)
+  } catch (err) {
+    problems.push((err as Error).message)
   }
   const logLevel = (env.HAJRI_LOG_LEVEL || 'info') as LogLevel
   if (!LOG_LEVELS.includes(logLevel)) {

@@ -67,14 +67,17 @@ export const EmployeeParamsSchema = Type.Object(
   { additionalProperties: false },
 )
 
+/** Text a person types: no control characters (they break CSV exports, and PostgreSQL refuses NUL). */
+const NO_CONTROL_CHARACTERS = '^[^\\u0000-\\u001F\\u007F]*$'
+
 /** An employee as administration writes it (CLI import now, console later). */
 export const EmployeeInputSchema = Type.Object(
   {
     employeeCode: EmployeeCodeSchema,
-    name: Type.String({ minLength: 1, maxLength: 200 }),
+    name: Type.String({ minLength: 1, maxLength: 200, pattern: NO_CONTROL_CHARACTERS }),
     email: NullableString({ format: 'email', maxLength: 254 }),
-    department: NullableString({ maxLength: 100 }),
-    location: NullableString({ maxLength: 100 }),
+    department: NullableString({ maxLength: 100, pattern: NO_CONTROL_CHARACTERS }),
+    location: NullableString({ maxLength: 100, pattern: NO_CONTROL_CHARACTERS }),
     status: EmployeeStatusSchema,
   },
   { title: 'EmployeeInput', additionalProperties: false },

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { pooledRandomBytes } from './random-pool.js'
 
 // Crockford base32: no I, L, O or U, so ids survive being read aloud or retyped from a screen.
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
@@ -24,7 +24,7 @@ const lastRandom = new Uint8Array(10)
 function nextRandom(now: number): Uint8Array {
   if (now > lastTime) {
     lastTime = now
-    lastRandom.set(randomBytes(10))
+    lastRandom.set(pooledRandomBytes(10))
     return lastRandom
   }
   for (let i = lastRandom.length - 1; i >= 0; i--) {

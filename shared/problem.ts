@@ -55,9 +55,9 @@ export const PROBLEM_CATALOG = {
   tenant_not_found: { status: 404, title: 'Tenant not found' },
   employee_not_found: { status: 404, title: 'Employee not found' },
   punch_not_found: { status: 404, title: 'Punch not found' },
-  method_not_allowed: { status: 405, title: 'Method not allowed' },
   console_user_exists: { status: 409, title: 'A console user with this email already exists' },
   payload_too_large: { status: 413, title: 'The body is too large' },
+  uri_too_long: { status: 414, title: 'A path parameter is too long' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   idempotency_key_reused: {
     status: 422,

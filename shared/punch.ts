@@ -69,7 +69,9 @@ export const PunchSchema = Type.Object(
 export type Punch = Static<typeof PunchSchema>
 
 export const PunchParamsSchema = Type.Object(
-  { punchId: Type.String({ minLength: 1, maxLength: 64 }) },
+  {
+    punchId: Type.String({ pattern: '^pun_[0-9A-HJKMNP-TV-Z]{26}$', description: 'A punch id (`pun_...`).' }),
+  },
   { additionalProperties: false },
 )
 

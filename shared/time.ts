@@ -81,18 +81,43 @@ export function parseLocalTimestamp(text: string, timeZone: string): number | un
 
 const offsetFormatters = new Map<string, Intl.DateTimeFormat>()
 
-/** The offset from UTC, in minutes, of `timeZone` at the instant `ms`. */
-export function zoneOffsetMinutes(ms: number, timeZone: string): number {
-  if (timeZone === 'UTC') return 0
+/** The offset at one instant, asked of Intl (a few microseconds; cached by the caller). */
+function intlOffsetMinutes(ms: number, timeZone: string): number {
   let formatter = offsetFormatters.get(timeZone)
   if (!formatter) {
     formatter = new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'longOffset' })
     offsetFormatters.set(timeZone, formatter)
   }
   const name = formatter.formatToParts(ms).find((p) => p.type === 'timeZoneName')?.value ?? 'GMT'
-  const m = /^GMT([+-])(\d{2}):(\d{2})$/.exec(name)
+  // Historical local mean times have seconds (Asia/Kolkata before 1906 was +05:21:10); RFC 3339
+  // offsets do not, so those round to the minute.
+  const m = /^GMT([+-])(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(name)
   if (!m) return 0
-  return (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3]))
+  const minutes = Number(m[2]) * 60 + Number(m[3]) + Math.round(Number(m[4] ?? 0) / 60)
+  return (m[1] === '-' ? -1 : 1) * minutes
+}
+
+const DAY_MS = 86_400_000
+const MAX_CACHED_DAYS = 10_000
+/** `zone|UTC day` → the offset, for days on which the zone's offset does not change. */
+const dayOffsets = new Map<string, number>()
+
+/**
+ * The offset from UTC, in minutes, of `timeZone` at the instant `ms`. A day whose offset is the
+ * same at its first and last millisecond has one offset throughout (no zone changes twice in a
+ * day), so it is cached: punches cluster on a few days, and formatting them is on the hot path.
+ */
+export function zoneOffsetMinutes(ms: number, timeZone: string): number {
+  if (timeZone === 'UTC') return 0
+  const day = Math.floor(ms / DAY_MS)
+  const key = `${timeZone}|${day}`
+  const cached = dayOffsets.get(key)
+  if (cached !== undefined) return cached
+  const start = intlOffsetMinutes(day * DAY_MS, timeZone)
+  if (start !== intlOffsetMinutes(day * DAY_MS + DAY_MS - 1, timeZone)) return intlOffsetMinutes(ms, timeZone)
+  if (dayOffsets.size >= MAX_CACHED_DAYS) dayOffsets.clear()
+  dayOffsets.set(key, start)
+  return start
 }
 
 export function isValidTimeZone(timeZone: string): boolean {

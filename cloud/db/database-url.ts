@@ -7,7 +7,10 @@ export type DatabaseTarget = { dialect: 'sqlite'; path: string } | { dialect: 'p
  * `sqlite::memory:`, or a `postgres://` / `postgresql://` URL handed to pg as it is.
  */
 export function parseDatabaseUrl(url: string, cwd: string = process.cwd()): DatabaseTarget {
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return { dialect: 'postgres', url }
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    if (!URL.canParse(url)) throw new Error(`HAJRI_DATABASE_URL: not a valid URL: "${url}"`)
+    return { dialect: 'postgres', url }
+  }
   if (url.startsWith('sqlite:')) {
     let path = url.slice('sqlite:'.length)
     if (path.startsWith('//')) path = path.slice(2)

@@ -4,13 +4,23 @@ import SqliteDatabase from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import pg from 'pg'
 import { parseDatabaseUrl } from './database-url.js'
+import { type RunInTransaction, transactionRunner } from './group-commit.js'
 import type { Database } from './schema.js'
+import { SqliteConnection } from './sqlite-connection.js'
+import { openWalFile, type SyncableFile, WalSync } from './wal-sync.js'
 
 export type DialectName = 'sqlite' | 'postgres'
 
 export interface DatabaseHandle {
   db: Kysely<Database>
   dialect: DialectName
+  /**
+   * Resolves once every transaction committed so far is on disk. Await it before telling anyone
+   * about data (the app does, for every response). Immediate on PostgreSQL, whose COMMIT is durable.
+   */
+  durable(): Promise<void>
+  /** Runs write work in a transaction, shared with concurrent work where that pays (SQLite). */
+  transact: RunInTransaction
   /** Where the data lives, for logs; a PostgreSQL URL's password is left out. */
   describe: string
   close(): Promise<void>
@@ -20,6 +30,8 @@ export interface OpenDatabaseOptions {
   poolSize?: number
   /** Against which a relative SQLite path is read; the process's working directory by default. */
   cwd?: string
+  /** How the SQLite WAL file is opened for fsyncs; tests replace it to control the disk. */
+  openWal?: (databasePath: string) => Promise<SyncableFile>
   /** Told of errors on idle PostgreSQL connections, which would otherwise crash the process. */
   onPoolError?: (err: Error) => void
 }
@@ -37,18 +49,40 @@ export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Da
     if (target.path !== ':memory:') mkdirSync(dirname(target.path), { recursive: true })
     const sqlite = new SqliteDatabase(target.path)
     sqlite.pragma('journal_mode = WAL')
-    // FULL, not NORMAL: a punch acknowledged with 201 must survive a power cut of the server,
-    // because the agent deletes it from its spool on that acknowledgement (DESIGN.md §5).
-    sqlite.pragma('synchronous = FULL')
+    // NORMAL: a COMMIT writes the WAL without an fsync on the event loop's thread; WalSync makes it
+    // durable off the thread, shared by concurrent commits. Together they give what FULL gives: a
+    // punch answered 201 survives a power cut (the agent deletes it from its spool on that answer).
+    sqlite.pragma('synchronous = NORMAL')
     sqlite.pragma('busy_timeout = 5000')
     sqlite.pragma('foreign_keys = ON')
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
-    return { db, dialect: 'sqlite', describe: `sqlite:${target.path}`, close: () => db.destroy() }
+    const connection = new SqliteConnection(sqlite)
+    const path = target.path
+    const openWal = options.openWal ?? openWalFile
+    const wal = path === ':memory:' ? undefined : new WalSync(connection, () => openWal(path))
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) })
+    return {
+      db,
+      dialect: 'sqlite',
+      durable: () => wal?.durable() ?? Promise.resolve(),
+      transact: transactionRunner(db, 'sqlite'),
+      describe: `sqlite:${target.path}`,
+      close: async () => {
+        await wal?.close()
+        await db.destroy()
+      },
+    }
   }
   const pool = new pg.Pool({ connectionString: target.url, max: options.poolSize ?? 10, types: pgTypes })
   pool.on('error', options.onPoolError ?? (() => {}))
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
   const safe = new URL(target.url)
   safe.password = ''
-  return { db, dialect: 'postgres', describe: safe.toString(), close: () => db.destroy() }
+  return {
+    db,
+    dialect: 'postgres',
+    durable: () => Promise.resolve(),
+    transact: transactionRunner(db, 'postgres'),
+    describe: safe.toString(),
+    close: () => db.destroy(),
+  }
 }

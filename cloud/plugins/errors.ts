@@ -37,6 +37,20 @@ export function classify(err: FastifyError): AppError | undefined {
   return undefined
 }
 
+/**
+ * Fastify's router answers a malformed URL or an over-long path parameter before any hook runs,
+ * with its own JSON. This hands them to us instead (Fastify option `frameworkErrors`), so they are
+ * problems too, with a request id and without echoing the URL back.
+ */
+export function frameworkErrors(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-request-id', request.id)
+  const error =
+    err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new AppError('uri_too_long', 'A path parameter is longer than any id or code.')
+      : new AppError('bad_request', 'The URL is not valid (check its percent-encoding).')
+  sendProblem(reply, request, error)
+}
+
 export function sendProblem(reply: FastifyReply, request: FastifyRequest, error: AppError): FastifyReply {
   if (error.headers) reply.headers(error.headers)
   return reply

@@ -1,5 +1,10 @@
 import type { Kysely } from 'kysely'
-import type { Employee, EmployeeInput, EmployeeListQuery } from '../../../shared/employee.js'
+import {
+  EMPLOYEE_STATUSES,
+  type Employee,
+  type EmployeeInput,
+  type EmployeeListQuery,
+} from '../../../shared/employee.js'
 import { newId } from '../../../shared/ids.js'
 import { DEFAULT_PAGE_LIMIT } from '../../../shared/pagination.js'
 import { formatServerTime, nowMicros, parseTimestamp } from '../../../shared/time.js'
@@ -27,18 +32,21 @@ interface EmployeeCursor {
   after: EmployeePosition
 }
 
+const EMPLOYEE_ID = /^emp_[0-9A-HJKMNP-TV-Z]{26}$/
+
+// Every field is checked against what we put in: a cursor's values reach SQL, and PostgreSQL
+// refuses some strings (NUL) with an error rather than an empty result (found by fuzzing).
 function readCursor(v: Record<string, unknown>): EmployeeCursor | undefined {
   const { s, u, k } = v
-  if (s !== undefined && typeof s !== 'string') return undefined
+  if (s !== undefined && !(EMPLOYEE_STATUSES as readonly unknown[]).includes(s)) return undefined
   if (u !== undefined && !Number.isSafeInteger(u)) return undefined
   if (!Array.isArray(k)) return undefined
-  if (u === undefined) {
-    return k.length === 1 && typeof k[0] === 'string'
-      ? { status: s, updatedSince: undefined, after: { id: k[0] } }
-      : undefined
-  }
-  if (k.length !== 2 || !Number.isSafeInteger(k[0]) || typeof k[1] !== 'string') return undefined
-  return { status: s, updatedSince: u as number, after: { updatedAt: k[0] as number, id: k[1] } }
+  const id = k.at(-1)
+  if (typeof id !== 'string' || !EMPLOYEE_ID.test(id)) return undefined
+  const status = s as string | undefined
+  if (u === undefined) return k.length === 1 ? { status, updatedSince: undefined, after: { id } } : undefined
+  if (k.length !== 2 || !Number.isSafeInteger(k[0])) return undefined
+  return { status, updatedSince: u as number, after: { updatedAt: k[0] as number, id } }
 }
 
 export function toEmployee(row: EmployeeRow): Employee {

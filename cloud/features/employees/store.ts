@@ -28,10 +28,11 @@ export class EmployeeStore {
     if (filter.status !== undefined) q = q.where('status', '=', filter.status)
     const after = filter.after
     if (filter.updatedSince !== undefined) {
-      q = q.where('updated_at', '>=', filter.updatedSince)
       if (after && 'updatedAt' in after) {
+        // The cursor alone bounds the scan (it implies updatedSince): with a second, scalar bound
+        // SQLite seeks from updatedSince and filters its way to the cursor, so late pages slow down.
         q = q.where((eb) => eb(eb.refTuple('updated_at', 'id'), '>', eb.tuple(after.updatedAt, after.id)))
-      }
+      } else q = q.where('updated_at', '>=', filter.updatedSince)
       q = q.orderBy('updated_at').orderBy('id')
     } else {
       // Ordered by id, which never changes: a full listing returns every employee exactly once even

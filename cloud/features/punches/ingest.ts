@@ -3,6 +3,7 @@ import { newId } from '../../../shared/ids.js'
 import { MAX_FUTURE_SKEW_SECONDS, type Punch, type PunchInput } from '../../../shared/punch.js'
 import { formatInZone, formatServerTime, parseTimestamp } from '../../../shared/time.js'
 import { AppError } from '../../app-error.js'
+import type { RunInTransaction } from '../../db/group-commit.js'
 import type { Database } from '../../db/schema.js'
 import { EmployeeStore } from '../employees/store.js'
 import type { TenantContext } from '../tenants/tenant-context.js'
@@ -48,12 +49,13 @@ function externalIdReused(externalId: string): AppError {
 
 /**
  * Stores punches, returning one outcome per input in input order. In turn: dedupe by externalId
- * within the request and against the log; check the time window; check the employee; insert.
+ * within the request; check the time window and the employee; insert, where a stored externalId
+ * makes the punch a duplicate.
  * `onCommit` runs inside the insert's transaction with the final outcomes (the idempotency record),
  * and only when something is inserted. The punch log is append-only: nothing here updates a punch.
  */
 export async function ingestPunches(
-  db: Kysely<Database>,
+  { db, transact }: { db: Kysely<Database>; transact: RunInTransaction },
   tenant: TenantContext,
   now: number,
   inputs: readonly IngestInput[],
@@ -64,6 +66,15 @@ export async function ingestPunches(
     row.fingerprint === c.fingerprint
       ? { index: c.index, status: 'duplicate', punch: toPunch(row, tenant.timeZone) }
       : { index: c.index, status: 'rejected', error: externalIdReused(row.external_id ?? '') }
+  const storedByExternalId = async (executor: Kysely<Database>, cs: Candidate[]) =>
+    new Map(
+      (
+        await new PunchStore(executor).findByExternalIds(
+          tenant.id,
+          cs.map((c) => c.input.externalId as string),
+        )
+      ).map((r) => [r.external_id, r]),
+    )
 
   // 1. Within the request, a later item with an externalId seen earlier follows the first one.
   const candidates: Candidate[] = []
@@ -84,27 +95,10 @@ export async function ingestPunches(
     } else candidates.push(candidate)
   }
 
-  // 2. Against the log, before the time checks: a retry of a stored punch is a duplicate even after
-  //    it has aged out of the backfill window.
-  const store = new PunchStore(db)
-  const externalIds = [...firstByExternalId.keys()]
-  const stored = new Map(
-    (externalIds.length > 0 ? await store.findByExternalIds(tenant.id, externalIds) : []).map((r) => [
-      r.external_id,
-      r,
-    ]),
-  )
-  const fresh: Candidate[] = []
-  for (const c of candidates) {
-    const row = c.input.externalId == null ? undefined : stored.get(c.input.externalId)
-    if (row) outcomes.push(duplicateOf(c, row))
-    else fresh.push(c)
-  }
-
-  // 3. The time window and the employee.
+  // 2. The time window and the employee.
   const latest = now + MAX_FUTURE_SKEW_SECONDS * 1_000_000
   const earliest = now - tenant.backfillDays * 86_400 * 1_000_000
-  const codes = [...new Set(fresh.map((c) => c.input.employeeCode))]
+  const codes = [...new Set(candidates.map((c) => c.input.employeeCode))]
   const employees = new Map(
     (codes.length > 0 ? await new EmployeeStore(db).findByCodes(tenant.id, codes) : []).map((e) => [
       e.employee_code,
@@ -112,7 +106,8 @@ export async function ingestPunches(
     ]),
   )
   const rows: { row: Omit<PunchRow, 'tenant_id'>; candidate: Candidate }[] = []
-  for (const c of fresh) {
+  const refused: { candidate: Candidate; error: AppError }[] = []
+  for (const c of candidates) {
     const at = c.punchedAt ?? now
     const employee = employees.get(c.input.employeeCode)
     let error: AppError | undefined
@@ -131,7 +126,7 @@ export async function ingestPunches(
       error = new AppError('employee_not_active', `Employee ${c.input.employeeCode} is ${employee.status}.`)
     }
     if (error || !employee) {
-      outcomes.push({ index: c.index, status: 'rejected', error: error as AppError })
+      refused.push({ candidate: c, error: error as AppError })
       continue
     }
     rows.push({
@@ -151,34 +146,43 @@ export async function ingestPunches(
     })
   }
 
+  // 3. A refused punch that is a retry of a stored one is a duplicate: it may have aged out of the
+  //    backfill window, or its employee left, since it was stored.
+  const refusedWithId = refused.filter((r) => r.candidate.input.externalId != null)
+  const storedRefused =
+    refusedWithId.length > 0
+      ? await storedByExternalId(
+          db,
+          refusedWithId.map((r) => r.candidate),
+        )
+      : undefined
+  for (const { candidate, error } of refused) {
+    const row =
+      candidate.input.externalId == null ? undefined : storedRefused?.get(candidate.input.externalId)
+    outcomes.push(row ? duplicateOf(candidate, row) : { index: candidate.index, status: 'rejected', error })
+  }
+
   if (rows.length === 0) return withFollowers(outcomes, followers)
 
-  // 4. Insert, and whatever the caller must record with it, in one transaction.
-  return db.transaction().execute(async (trx) => {
-    const trxStore = new PunchStore(trx)
-    const inserted = await trxStore.insertMany(
+  // 4. Insert, with whatever the caller must record with it, in one transaction. A punch whose
+  //    externalId is already stored is not inserted; it is a duplicate of the stored one. Trying the
+  //    insert first spares new punches, the common case, a lookup.
+  return transact(async (trx) => {
+    const inserted = await new PunchStore(trx).insertMany(
       tenant.id,
       rows.map((r) => r.row),
     )
     const done = [...outcomes]
-    const lost: Candidate[] = []
+    const existing: Candidate[] = []
     for (const { row, candidate } of rows) {
       if (inserted.has(row.id))
         done.push({ index: candidate.index, status: 'created', punch: toPunch(row, tenant.timeZone) })
-      else lost.push(candidate)
+      else existing.push(candidate)
     }
-    // A concurrent request stored these externalIds after step 2: they are duplicates of its rows.
-    if (lost.length > 0) {
-      const winners = new Map(
-        (
-          await trxStore.findByExternalIds(
-            tenant.id,
-            lost.map((c) => c.input.externalId as string),
-          )
-        ).map((r) => [r.external_id, r]),
-      )
-      for (const c of lost) {
-        const row = winners.get(c.input.externalId as string)
+    if (existing.length > 0) {
+      const stored = await storedByExternalId(trx, existing)
+      for (const c of existing) {
+        const row = stored.get(c.input.externalId as string)
         if (!row) throw new Error('punch neither inserted nor found by its externalId')
         done.push(duplicateOf(c, row))
       }

@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely'
+import { EMPLOYEE_CODE_PATTERN } from '../../../shared/employee.js'
 import { DEFAULT_PAGE_LIMIT } from '../../../shared/pagination.js'
 import {
   type Punch,
@@ -10,6 +11,7 @@ import {
 import { parseTimestamp } from '../../../shared/time.js'
 import { AppError, toProblem } from '../../app-error.js'
 import { assertSameFilter, decodeCursor, encodeCursor } from '../../cursor.js'
+import type { RunInTransaction } from '../../db/group-commit.js'
 import type { Database } from '../../db/schema.js'
 import { compileCheck } from '../../validation.js'
 import {
@@ -37,13 +39,18 @@ type RecordResponse = (trx: Transaction<Database>, response: StoredResponse) => 
 
 const checkPunch = compileCheck<PunchInput>(PunchInputSchema)
 
+const PUNCH_ID = /^pun_[0-9A-HJKMNP-TV-Z]{26}$/
+const EMPLOYEE_CODE = new RegExp(EMPLOYEE_CODE_PATTERN)
+
+// Every field is checked against what we put in: a cursor's values reach SQL, and PostgreSQL
+// refuses some strings (NUL) with an error rather than an empty result (found by fuzzing).
 function readCursor(v: Record<string, unknown>) {
   const { e, f, t, k } = v
-  if (e !== undefined && typeof e !== 'string') return undefined
+  if (e !== undefined && (typeof e !== 'string' || !EMPLOYEE_CODE.test(e))) return undefined
   if (f !== undefined && !Number.isSafeInteger(f)) return undefined
   if (t !== undefined && !Number.isSafeInteger(t)) return undefined
-  if (!Array.isArray(k) || k.length !== 2 || !Number.isSafeInteger(k[0]) || typeof k[1] !== 'string')
-    return undefined
+  if (!Array.isArray(k) || k.length !== 2 || !Number.isSafeInteger(k[0])) return undefined
+  if (typeof k[1] !== 'string' || !PUNCH_ID.test(k[1])) return undefined
   return {
     employeeCode: e as string | undefined,
     from: f as number | undefined,
@@ -68,6 +75,7 @@ export class PunchService {
   constructor(
     private readonly deps: {
       db: Kysely<Database>
+      transact: RunInTransaction
       idempotency: IdempotencyService
       now: () => number
     },
@@ -84,7 +92,7 @@ export class PunchService {
       : undefined
     return this.withIdempotency<Punch>(tenant.id, request, async (recordResponse) => {
       const [outcome] = await ingestPunches(
-        this.deps.db,
+        this.deps,
         tenant,
         this.deps.now(),
         [{ index: 0, input }],
@@ -126,7 +134,7 @@ export class PunchService {
           items.length,
           [...outcomes, ...invalid].sort((a, b) => a.index - b.index),
         )
-      const outcomes = await ingestPunches(this.deps.db, tenant, this.deps.now(), valid, (trx, o) =>
+      const outcomes = await ingestPunches(this.deps, tenant, this.deps.now(), valid, (trx, o) =>
         recordResponse(trx, { status: 200, body: merge(o) }),
       )
       return { body: merge(outcomes), replayed: false }

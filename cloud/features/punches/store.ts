@@ -65,11 +65,13 @@ export class PunchStore {
   async list(tenantId: string, filter: PunchListFilter): Promise<PunchRow[]> {
     let q = this.db.selectFrom('punches').selectAll().where('tenant_id', '=', tenantId)
     if (filter.employeeCode !== undefined) q = q.where('employee_code', '=', filter.employeeCode)
-    if (filter.from !== undefined) q = q.where('punched_at', '>=', filter.from)
     if (filter.to !== undefined) q = q.where('punched_at', '<', filter.to)
     const after = filter.after
+    // With a cursor, the cursor alone bounds the scan from below (it implies `from`): with a second,
+    // scalar bound SQLite seeks from `from` and filters its way to the cursor, so late pages slow down.
     if (after)
       q = q.where((eb) => eb(eb.refTuple('punched_at', 'id'), '>', eb.tuple(after.punchedAt, after.id)))
+    else if (filter.from !== undefined) q = q.where('punched_at', '>=', filter.from)
     return q.orderBy('punched_at').orderBy('id').limit(filter.limit).execute()
   }
 }
