@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { RouteRecord } from '../../../cloud/app.js'
+import { EmployeeListQuerySchema } from '../../../shared/employee.js'
+import { PROBLEM_CONTENT_TYPE } from '../../../shared/problem.js'
+import { PunchInputSchema } from '../../../shared/punch.js'
+import { TestCloud } from '../../support/cloud-harness.js'
+
+interface Operation {
+  security?: Record<string, string[]>[]
+  responses: Record<
+    string,
+    { content?: Record<string, { schema?: { properties?: Record<string, unknown> } }> }
+  >
+  requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown> } }> }
+  parameters?: { in: string; name: string }[]
+}
+
+interface OpenApiDocument {
+  openapi: string
+  info: { title: string; version: string }
+  paths: Record<string, Record<string, Operation>>
+  components: { securitySchemes: Record<string, { type: string; scheme: string }> }
+}
+
+/** `/employees/:employeeCode` as OpenAPI writes it: `/employees/{employeeCode}`. */
+const openApiPath = (url: string) => url.replace(/:(\w+)/g, '{$1}')
+
+describe('OpenAPI document', () => {
+  const cloud = new TestCloud('sqlite')
+  let spec: OpenApiDocument
+  let publicRoutes: RouteRecord[]
+
+  beforeAll(async () => {
+    await cloud.start()
+    const res = await cloud.app.inject({ method: 'GET', url: '/openapi.json' })
+    expect(res.statusCode).toBe(200)
+    expect(res.headers['content-type']).toMatch(/^application\/json/)
+    spec = res.json()
+    // HEAD mirrors GET and is not documented on its own.
+    publicRoutes = cloud.app.routeTable.filter((r) => r.scope !== undefined && r.method !== 'HEAD')
+  })
+  afterAll(() => cloud.stop())
+
+  const operation = (route: RouteRecord): Operation | undefined =>
+    spec.paths[openApiPath(route.url)]?.[route.method.toLowerCase()]
+
+  it('is OpenAPI 3.1.0 with the bearer scheme', () => {
+    expect(spec.openapi).toBe('3.1.0')
+    expect(spec.info.title).toEqual(expect.any(String))
+    expect(spec.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' })
+  })
+
+  it('documents every public route with its method', () => {
+    expect(publicRoutes.length).toBeGreaterThanOrEqual(6)
+    for (const route of publicRoutes) {
+      expect(operation(route), `${route.method} ${route.url}`).toBeDefined()
+    }
+  })
+
+  it('documents nothing under the public API that is not a route', () => {
+    const served = new Set(publicRoutes.map((r) => `${r.method.toLowerCase()} ${openApiPath(r.url)}`))
+    for (const [path, methods] of Object.entries(spec.paths)) {
+      if (!path.startsWith('/api/public/')) continue
+      for (const method of Object.keys(methods))
+        expect(served, `${method} ${path}`).toContain(`${method} ${path}`)
+    }
+  })
+
+  it('gives each public operation the bearer requirement with its scope', () => {
+    for (const route of publicRoutes) {
+      expect(operation(route)?.security, `${route.method} ${route.url}`).toEqual([
+        { bearerAuth: [route.scope] },
+      ])
+    }
+  })
+
+  it('documents the 400, 401 and 403 problems, and a success, for each public operation', () => {
+    for (const route of publicRoutes) {
+      const label = `${route.method} ${route.url}`
+      const responses = operation(route)?.responses ?? {}
+      for (const status of ['400', '401', '403']) {
+        const schema = responses[status]?.content?.[PROBLEM_CONTENT_TYPE]?.schema
+        expect(schema, `${label} ${status}`).toBeDefined()
+        expect(Object.keys(schema?.properties ?? {}), `${label} ${status}`).toEqual(
+          expect.arrayContaining(['type', 'title', 'status', 'code', 'instance']),
+        )
+      }
+      expect(
+        Object.keys(responses).some((s) => /^2\d\d$/.test(s)),
+        `${label} documents a success`,
+      ).toBe(true)
+    }
+  })
+
+  it('documents request bodies and queries from the schemas that validate them', () => {
+    const postPunch = spec.paths['/api/public/v1/attendance/punches']?.post
+    const body = postPunch?.requestBody?.content['application/json']?.schema
+    expect(Object.keys(body?.properties ?? {}).sort()).toEqual(
+      Object.keys(PunchInputSchema.properties).sort(),
+    )
+    const listEmployees = spec.paths['/api/public/v1/employees']?.get
+    const query = (listEmployees?.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name)
+    expect(query.sort()).toEqual(Object.keys(EmployeeListQuerySchema.properties).sort())
+  })
+
+  it('leaves operations without a credential without a security requirement', () => {
+    expect(spec.paths['/healthz']?.get).toBeDefined()
+    expect(spec.paths['/healthz']?.get?.security).toBeUndefined()
+    expect(spec.paths['/openapi.json']).toBeUndefined()
+  })
+
+  it('serves the same document at /docs/json', async () => {
+    const res = await cloud.app.inject({ method: 'GET', url: '/docs/json' })
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toEqual(spec)
+  })
+
+  it('serves the Swagger UI as HTML at /docs', async () => {
+    for (const url of ['/docs', '/docs/']) {
+      const res = await cloud.app.inject({ method: 'GET', url })
+      expect(res.statusCode, url).toBe(200)
+      expect(res.headers['content-type']).toMatch(/^text\/html/)
+      expect(res.body).toMatch(/<html/i)
+      expect(res.body).toContain('swagger-ui')
+    }
+  })
+})
