@@ -1,0 +1,66 @@
+import { fileURLToPath } from 'node:url'
+import { batchIngestBench } from './batch-ingest.bench.js'
+import { readBenchSettings } from './bench-settings.js'
+import type { BenchContext, Benchmark } from './benchmark.js'
+import { employeeSyncBench } from './employee-sync.bench.js'
+import { punchEndpointBench } from './punch-endpoint.bench.js'
+import { type BenchResult, machineInfo, writeResults } from './report.js'
+
+/**
+ * `npm run bench`: runs the benchmarks one after another (never two at once: they would measure
+ * each other), writes bench/results/<name>.json and summary.md, and prints the summary. Exits
+ * non-zero only when a benchmark broke or measured something else than it claims (error
+ * responses, missing rows), never because a figure misses its goal (DESIGN.md §6).
+ */
+const BENCHMARKS: Benchmark[] = [punchEndpointBench, batchIngestBench, employeeSyncBench]
+
+const settings = readBenchSettings()
+const unknown = settings.only.filter((name) => !BENCHMARKS.some((b) => b.name === name))
+if (unknown.length > 0) {
+  throw new Error(
+    `HAJRI_BENCH_ONLY names no benchmark: ${unknown.join(', ')} (there are ${BENCHMARKS.map((b) => b.name).join(', ')})`,
+  )
+}
+const selected = BENCHMARKS.filter((b) => settings.only.length === 0 || settings.only.includes(b.name))
+const resultsDirectory = fileURLToPath(new URL('../../bench/results/', import.meta.url))
+const machine = machineInfo()
+const date = new Date()
+const started = performance.now()
+
+const results: BenchResult[] = []
+for (const bench of selected) {
+  const context: BenchContext = {
+    settings,
+    resultsDirectory,
+    log: (message) => process.stderr.write(`[${bench.name}] ${message}\n`),
+  }
+  context.log('starting')
+  const benchStarted = performance.now()
+  try {
+    results.push(await bench.run(context))
+  } catch (err) {
+    // One broken benchmark still leaves the others' figures to read.
+    results.push({
+      name: bench.name,
+      title: bench.name,
+      method: 'The benchmark failed before it could report.',
+      startedAt: new Date().toISOString(),
+      elapsedSeconds: (performance.now() - benchStarted) / 1000,
+      figures: [],
+      problems: [`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`],
+      notes: [],
+      details: {},
+    })
+  }
+  context.log(`done in ${((performance.now() - benchStarted) / 1000).toFixed(1)} s`)
+}
+
+const summary = await writeResults(resultsDirectory, results, machine, date)
+process.stdout.write(`${summary}\n`)
+process.stdout.write(
+  `Total ${((performance.now() - started) / 1000).toFixed(1)} s; results in ${resultsDirectory}\n`,
+)
+if (results.some((r) => r.problems.length > 0)) {
+  process.stderr.write('Some benchmarks report problems: their figures do not measure what they claim.\n')
+  process.exitCode = 1
+}
