@@ -2,26 +2,29 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
+  type FastifyRequest,
   type FastifyServerOptions,
   LogController,
 } from 'fastify'
+import type { Redis } from 'ioredis'
 import type { LoggerOptions } from 'pino'
 import { pooledRandomBytes } from '../shared/random-pool.js'
 import { nowMicros } from '../shared/time.js'
 import type { CloudConfig } from './config.js'
 import type { DatabaseHandle } from './db/database.js'
-import { ApiKeyService } from './features/credentials/service.js'
 import { employeeRoutes } from './features/employees/routes.js'
-import { EmployeeService } from './features/employees/service.js'
 import { healthRoutes } from './features/health/routes.js'
-import { IdempotencyService } from './features/idempotency/service.js'
+import { oauthMetadataRoute } from './features/oauth/metadata-route.js'
+import { oauthRoutes } from './features/oauth/routes.js'
 import { punchRoutes } from './features/punches/routes.js'
-import { PunchService } from './features/punches/service.js'
 import authPlugin from './plugins/auth.js'
+import browserOriginPlugin from './plugins/browser-origin.js'
 import dbPlugin from './plugins/db.js'
 import errorsPlugin, { frameworkErrors } from './plugins/errors.js'
 import jsonBodyPlugin from './plugins/json-body.js'
 import openapiPlugin from './plugins/openapi.js'
+import { registerRateLimit } from './plugins/rate-limit.js'
+import { createServices } from './services.js'
 import { validatorCompiler } from './validation.js'
 
 export interface RouteRecord {
@@ -38,8 +41,11 @@ declare module 'fastify' {
 }
 
 export interface AppOptions {
-  config: Pick<CloudConfig, 'bodyLimitBytes' | 'trustProxy' | 'logLevel'>
+  config: Pick<CloudConfig, 'bodyLimitBytes' | 'trustProxy' | 'logLevel'> &
+    Partial<Pick<CloudConfig, 'publicUrl' | 'oauthRateLimitPerIp' | 'oauthRateLimitPerClient'>>
   database: DatabaseHandle
+  /** Shares rate-limit counters between instances; its owner closes it. */
+  redis?: Redis
   /** Close the database when the app closes (the server does; tests that share one do not). */
   closeDatabase?: boolean
   /** The logger; by default pino at config.logLevel with secrets redacted. `false` for none. */
@@ -58,6 +64,8 @@ export const REDACT_PATHS = [
   '*.key',
   '*.clientSecret',
   '*.client_secret',
+  '*.access_token',
+  '*.token',
   '*.secret',
 ]
 
@@ -65,6 +73,14 @@ export const REDACT_PATHS = [
 export function loggerOptions(level: string): LoggerOptions {
   return { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' } }
 }
+
+/**
+ * The OAuth endpoints check client secrets, so they are limited against guessing: per address,
+ * and per client id. A site agent needs one token an hour; an HR backend, a few. Defaults of
+ * HAJRI_OAUTH_RATE_LIMIT_PER_IP and HAJRI_OAUTH_RATE_LIMIT_PER_CLIENT.
+ */
+export const OAUTH_REQUESTS_PER_IP_PER_MINUTE = 300
+export const OAUTH_REQUESTS_PER_CLIENT_PER_MINUTE = 60
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/
 
@@ -112,27 +128,52 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(dbPlugin, { database, closeOnStop: options.closeDatabase ?? true })
   await app.register(openapiPlugin)
 
-  const db = database.db
-  const idempotency = new IdempotencyService({ db, now })
-  const apiKeys = new ApiKeyService({ db, now })
-  const employees = new EmployeeService({ db, now })
-  const punches = new PunchService({ db, transact: database.transact, idempotency, now })
+  const services = createServices(database, now)
+  const issuer = (request: FastifyRequest) =>
+    config.publicUrl ?? `${request.protocol}://${request.host}`.replace(/\/$/, '')
+  const rateLimitStore = (nameSpace: string) => ({
+    nameSpace,
+    ...(options.redis ? { redis: options.redis } : {}),
+  })
 
   await app.register(healthRoutes, { database })
+  await app.register(oauthMetadataRoute, { issuer })
   await app.register(
     async (api) => {
-      await api.register(authPlugin, { authenticator: apiKeys })
-      await api.register(employeeRoutes, { service: employees })
-      await api.register(punchRoutes, { service: punches })
+      await api.register(browserOriginPlugin)
+      await api.register(authPlugin, { authenticator: services.authenticator })
+      // Right after authentication, before the body is read: a client over its limit costs nothing
+      // more. (DESIGN.md §2 says preHandler; onRequest keeps the same order and saves the parsing.)
+      await registerRateLimit(api, rateLimitStore('hajri-rl-api:'), {
+        hook: 'onRequest',
+        keyGenerator: (request) => request.auth.credential.rateLimitKey,
+        max: (request) => request.auth.credential.rateLimitPerMinute,
+      })
+      await api.register(employeeRoutes, { service: services.employees })
+      await api.register(punchRoutes, { service: services.punches })
     },
     { prefix: '/api/public/v1' },
   )
+  await app.register(
+    async (oauth) => {
+      await oauth.register(browserOriginPlugin)
+      await oauth.register(oauthRoutes, {
+        apps: services.oauthApps,
+        tokens: services.tokens,
+        issuer,
+        rateLimit: rateLimitStore('hajri-rl-oauth:'),
+        perIpPerMinute: config.oauthRateLimitPerIp ?? OAUTH_REQUESTS_PER_IP_PER_MINUTE,
+        perClientPerMinute: config.oauthRateLimitPerClient ?? OAUTH_REQUESTS_PER_CLIENT_PER_MINUTE,
+      })
+    },
+    { prefix: '/api/oauth' },
+  )
 
-  // Idempotency keys live 24 h; drop the expired ones hourly, off the request path.
+  // Expired idempotency keys and long-expired tokens are dropped hourly, off the request path.
   const purge = setInterval(() => {
-    idempotency.purgeExpired().then(
-      (n) => n > 0 && app.log.info({ purged: n }, 'expired idempotency keys purged'),
-      (err) => app.log.warn({ err }, 'idempotency key purge failed'),
+    Promise.all([services.idempotency.purgeExpired(), services.tokens.purgeExpired()]).then(
+      ([keys, tokens]) => keys + tokens > 0 && app.log.info({ keys, tokens }, 'expired records purged'),
+      (err) => app.log.warn({ err }, 'purge of expired records failed'),
     )
   }, 3_600_000)
   purge.unref()

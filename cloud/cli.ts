@@ -1,20 +1,25 @@
 #!/usr/bin/env node
-import { readFile, realpath } from 'node:fs/promises'
-import { resolve } from 'node:path'
+import { realpath } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import pino from 'pino'
-import { parseDuration } from '../shared/duration.js'
-import { loggerOptions } from './app.js'
 import { AppError } from './app-error.js'
-import { ConfigError, loadCloudConfig } from './config.js'
-import { type DatabaseHandle, openDatabase } from './db/database.js'
-import { migrateToLatest } from './db/migrate.js'
-import { ApiKeyService } from './features/credentials/service.js'
-import { CsvFormatError, parseEmployeeCsv } from './features/employees/employee-csv.js'
-import { EmployeeService } from './features/employees/service.js'
-import { TenantService } from './features/tenants/service.js'
-import { startServer } from './server.js'
+import { apiKeyCommands } from './commands/api-key-commands.js'
+import { auditCommands } from './commands/audit-commands.js'
+import {
+  CLI_OPTIONS,
+  type CliIo,
+  type Command,
+  CommandContext,
+  UsageError,
+} from './commands/command-context.js'
+import { employeeCommands } from './commands/employee-commands.js'
+import { oauthAppCommands } from './commands/oauth-app-commands.js'
+import { serverCommands } from './commands/server-commands.js'
+import { tenantCommands } from './commands/tenant-commands.js'
+import { ConfigError } from './config.js'
+import { CsvFormatError } from './features/employees/employee-csv.js'
+
+export type { CliIo } from './commands/command-context.js'
 
 export const USAGE = `hajri-cloud: the Hajri cloud service and its administration commands
 
@@ -25,160 +30,33 @@ Usage:
   hajri-cloud employees import --tenant ID FILE.csv
   hajri-cloud api-key create --tenant ID --scopes employees:read,attendance:write
                              [--rate-limit 600] [--expires-in 90d] [--name NAME]
+  hajri-cloud api-key list --tenant ID
+  hajri-cloud api-key revoke --tenant ID KEY_ID
+  hajri-cloud oauth-app create --tenant ID --name NAME --scopes attendance:write [--rate-limit 600] [--client-id ID]
+  hajri-cloud oauth-app list --tenant ID
+  hajri-cloud oauth-app rotate-secret --tenant ID APP_ID [--grace 24h]
+  hajri-cloud oauth-app revoke --tenant ID APP_ID
+  hajri-cloud audit list --tenant ID [--action api_key.revoked] [--target ID] [--limit 50]
 
 Every command but serve takes --json for output that scripts can read.
 The database comes from HAJRI_DATABASE_URL (default sqlite:./data/hajri.db); see the README.`
 
-/** Where a command reads its settings and writes its output; the process's own, or a test's. */
-export interface CliIo {
-  env: NodeJS.ProcessEnv
-  cwd: string
-  stdout: (text: string) => void
-  stderr: (text: string) => void
+const COMMANDS: Record<string, Command> = {
+  ...serverCommands,
+  ...tenantCommands,
+  ...employeeCommands,
+  ...apiKeyCommands,
+  ...oauthAppCommands,
+  ...auditCommands,
 }
 
-/** A mistake in how the command was called: exit status 2, with the usage. */
-class UsageError extends Error {}
-
-const OPTIONS = {
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-  name: { type: 'string' },
-  'admin-email': { type: 'string' },
-  'time-zone': { type: 'string' },
-  'backfill-days': { type: 'string' },
-  tenant: { type: 'string' },
-  scopes: { type: 'string' },
-  'rate-limit': { type: 'string' },
-  'expires-in': { type: 'string' },
-} as const
-
-type Options = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values']
-
-function required(options: Options, name: 'name' | 'admin-email' | 'tenant' | 'scopes'): string {
-  const value = options[name]
-  if (value === undefined || value === '') throw new UsageError(`--${name} is required`)
-  return value
-}
-
-function wholeNumber(text: string | undefined, name: string): number | undefined {
-  if (text === undefined) return undefined
-  if (!/^\d{1,9}$/.test(text)) throw new UsageError(`--${name} must be a whole number, got "${text}"`)
-  return Number(text)
-}
-
-class Commands {
-  constructor(
-    private readonly io: CliIo,
-    private readonly options: Options,
-  ) {}
-
-  private print(value: unknown, human: string): void {
-    this.io.stdout(this.options.json ? `${JSON.stringify(value, null, 2)}\n` : `${human}\n`)
-  }
-
-  /** Opens the configured database, brings its schema up to date, runs `work`, closes it. */
-  private async withDatabase<T>(work: (database: DatabaseHandle) => Promise<T>): Promise<T> {
-    const config = loadCloudConfig(this.io.env)
-    const database = openDatabase(config.databaseUrl, { poolSize: 2, cwd: this.io.cwd })
-    try {
-      await migrateToLatest(database.db)
-      return await work(database)
-    } finally {
-      await database.close()
-    }
-  }
-
-  async serve(): Promise<void> {
-    const config = loadCloudConfig(this.io.env)
-    const log = pino(loggerOptions(config.logLevel))
-    const server = await startServer(config, log)
-    const stop = (signal: string) => {
-      log.info({ signal }, 'stopping')
-      server.stop().then(
-        () => process.exit(0),
-        (err) => {
-          log.error({ err }, 'stop failed')
-          process.exit(1)
-        },
-      )
-    }
-    process.once('SIGINT', () => stop('SIGINT'))
-    process.once('SIGTERM', () => stop('SIGTERM'))
-  }
-
-  async migrate(): Promise<void> {
-    const config = loadCloudConfig(this.io.env)
-    const database = openDatabase(config.databaseUrl, { poolSize: 1, cwd: this.io.cwd })
-    try {
-      const applied = await migrateToLatest(database.db)
-      this.print(
-        { applied, database: database.describe },
-        applied.length > 0 ? `applied: ${applied.join(', ')}` : `${database.describe}: schema up to date`,
-      )
-    } finally {
-      await database.close()
-    }
-  }
-
-  async tenantCreate(): Promise<void> {
-    const input = {
-      name: required(this.options, 'name'),
-      adminEmail: required(this.options, 'admin-email'),
-      timeZone: this.options['time-zone'],
-      backfillDays: wholeNumber(this.options['backfill-days'], 'backfill-days'),
-    }
-    const result = await this.withDatabase((database) => new TenantService({ db: database.db }).create(input))
-    this.print(
-      result,
-      `tenant ${result.tenantId} created\nconsole owner: ${result.adminEmail}\n` +
-        `one-time password: ${result.adminPassword}\n(shown once; the console asks for a new one at the first sign-in)`,
-    )
-  }
-
-  async employeesImport(file: string | undefined): Promise<void> {
-    if (!file) throw new UsageError('give the CSV file to import')
-    const tenantId = required(this.options, 'tenant')
-    const parsed = parseEmployeeCsv(await readFile(resolve(this.io.cwd, file), 'utf8'))
-    const summary = await this.withDatabase((database) =>
-      new EmployeeService({ db: database.db }).upsert(
-        tenantId,
-        parsed.rows.map((r) => r.input),
-      ),
-    )
-    const lines = [
-      `created ${summary.created}, updated ${summary.updated}, unchanged ${summary.unchanged}, rejected ${parsed.rejected.length}`,
-      ...parsed.rejected.map((r) => `  line ${r.line}: ${r.reason}`),
-    ]
-    this.print({ ...summary, rejected: parsed.rejected }, lines.join('\n'))
-  }
-
-  async apiKeyCreate(): Promise<void> {
-    const expiresIn = this.options['expires-in']
-    const expiresInSeconds = expiresIn === undefined ? undefined : parseDuration(expiresIn)
-    if (expiresIn !== undefined && expiresInSeconds === undefined) {
-      throw new UsageError(`--expires-in must be a duration such as 90d, 12h or 1y, got "${expiresIn}"`)
-    }
-    const tenantId = required(this.options, 'tenant')
-    const input = {
-      name: this.options.name,
-      scopes: required(this.options, 'scopes')
-        .split(',')
-        .map((s) => s.trim())
-        .filter((s) => s !== ''),
-      rateLimitPerMinute: wholeNumber(this.options['rate-limit'], 'rate-limit'),
-      expiresInSeconds,
-    }
-    const result = await this.withDatabase((database) =>
-      new ApiKeyService({ db: database.db }).create(tenantId, input),
-    )
-    this.print(
-      result,
-      `API key ${result.id} (${result.scopes.join(' ')}), ${result.rateLimitPerMinute}/min, expires ${result.expiresAt}\n` +
-        `${result.key}\n(shown once: store it now, only its hash is kept; never put it in browser code)`,
-    )
-  }
-}
+// Commands that take an operand after their name (a file, an id).
+const WITH_OPERAND = new Set([
+  'employees import',
+  'api-key revoke',
+  'oauth-app rotate-secret',
+  'oauth-app revoke',
+])
 
 /** Runs one command; resolves to the exit status (0 done, 1 failed, 2 wrong usage or configuration). */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
@@ -191,7 +69,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   try {
     const { values: options, positionals } = parseArgs({
       args: [...argv],
-      options: OPTIONS,
+      options: CLI_OPTIONS,
       allowPositionals: true,
     })
     if (options.help || positionals.length === 0) {
@@ -199,31 +77,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return 0
     }
     const single = positionals[0] === 'serve' || positionals[0] === 'migrate'
-    const command = single ? positionals[0] : positionals.slice(0, 2).join(' ')
+    const name = single ? (positionals[0] as string) : positionals.slice(0, 2).join(' ')
+    const command = COMMANDS[name]
+    if (!command) throw new UsageError(`unknown command "${positionals.join(' ')}"`)
     const operands = positionals.slice(single ? 1 : 2)
-    if (operands.length > (command === 'employees import' ? 1 : 0)) {
+    if (operands.length > (WITH_OPERAND.has(name) ? 1 : 0))
       throw new UsageError(`unexpected argument "${operands.at(-1)}"`)
-    }
-    const commands = new Commands(io, options)
-    switch (command) {
-      case 'serve':
-        await commands.serve()
-        break
-      case 'migrate':
-        await commands.migrate()
-        break
-      case 'tenant create':
-        await commands.tenantCreate()
-        break
-      case 'employees import':
-        await commands.employeesImport(operands[0])
-        break
-      case 'api-key create':
-        await commands.apiKeyCreate()
-        break
-      default:
-        throw new UsageError(`unknown command "${positionals.join(' ')}"`)
-    }
+    await command(new CommandContext(io, options, operands))
     return 0
   } catch (err) {
     if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {

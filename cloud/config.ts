@@ -20,6 +20,16 @@ export interface CloudConfig {
   bodyLimitBytes: number
   /** Connections in the PostgreSQL pool (ignored for SQLite). */
   databasePoolSize: number
+  /** Redis for rate-limit counters shared by every instance; unset, each instance counts alone. */
+  redisUrl: string | undefined
+  /**
+   * The URL clients use to reach this service (behind a proxy, the proxy's): the OAuth issuer
+   * (RFC 8414). Unset, it is taken from each request's Host.
+   */
+  publicUrl: string | undefined
+  /** Requests a minute to the OAuth endpoints from one address, and for one client id (against guessing). */
+  oauthRateLimitPerIp: number
+  oauthRateLimitPerClient: number
 }
 
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/hajri.db'
@@ -68,6 +78,14 @@ export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConf
   if (!LOG_LEVELS.includes(logLevel)) {
     problems.push(`HAJRI_LOG_LEVEL: must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`)
   }
+  const redisUrl = env.HAJRI_REDIS_URL || undefined
+  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) {
+    problems.push(`HAJRI_REDIS_URL: must start with redis:// or rediss://, got "${redisUrl}"`)
+  }
+  const publicUrl = env.HAJRI_PUBLIC_URL?.replace(/\/+$/, '') || undefined
+  if (publicUrl !== undefined && (!URL.canParse(publicUrl) || !/^https?:\/\//.test(publicUrl))) {
+    problems.push(`HAJRI_PUBLIC_URL: must be an http(s) URL, got "${env.HAJRI_PUBLIC_URL}"`)
+  }
   const config: CloudConfig = {
     databaseUrl,
     host: env.HAJRI_HOST || '127.0.0.1',
@@ -76,6 +94,10 @@ export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConf
     trustProxy: trustProxy(env.HAJRI_TRUST_PROXY),
     bodyLimitBytes: integer(env, 'HAJRI_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024, problems),
     databasePoolSize: integer(env, 'HAJRI_DATABASE_POOL_SIZE', 10, 1, 1000, problems),
+    redisUrl,
+    publicUrl,
+    oauthRateLimitPerIp: integer(env, 'HAJRI_OAUTH_RATE_LIMIT_PER_IP', 300, 1, 1_000_000, problems),
+    oauthRateLimitPerClient: integer(env, 'HAJRI_OAUTH_RATE_LIMIT_PER_CLIENT', 60, 1, 1_000_000, problems),
   }
   if (problems.length > 0) throw new ConfigError(problems)
   return config

@@ -3,6 +3,7 @@ import { buildApp } from './app.js'
 import type { CloudConfig } from './config.js'
 import { openDatabase } from './db/database.js'
 import { migrateToLatest } from './db/migrate.js'
+import { openRedis } from './db/redis.js'
 
 export interface RunningServer {
   app: FastifyInstance
@@ -29,11 +30,25 @@ export async function startServer(config: CloudConfig, log: FastifyBaseLogger): 
     await database.close()
     throw err
   }
+  let lastRedisError = 0
+  const redis = config.redisUrl
+    ? openRedis(config.redisUrl, (err) => {
+        // Say it once a minute while it lasts, not once per request.
+        if (Date.now() - lastRedisError < 60_000) return
+        lastRedisError = Date.now()
+        log.warn({ err }, 'Redis unreachable: rate limits are not enforced until it is back')
+      })
+    : undefined
+  const closeRedis = async () => {
+    await redis?.quit().catch(() => redis.disconnect())
+  }
   let app: FastifyInstance
   try {
-    app = await buildApp({ config, database, logger: log })
+    app = await buildApp({ config, database, logger: log, ...(redis ? { redis } : {}) })
+    app.addHook('onClose', closeRedis)
   } catch (err) {
     await database.close()
+    await closeRedis()
     throw err
   }
   try {

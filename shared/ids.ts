@@ -10,6 +10,10 @@ export const ID_PREFIXES = {
   punch: 'pun',
   apiKey: 'key',
   consoleUser: 'usr',
+  oauthApp: 'app',
+  clientSecret: 'sec',
+  accessToken: 'tok',
+  auditEntry: 'aud',
 } as const
 
 export type IdKind = keyof typeof ID_PREFIXES

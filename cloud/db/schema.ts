@@ -78,6 +78,56 @@ export interface ApiKeysTable {
   last_used_at: number | null
 }
 
+export interface OAuthAppsTable {
+  id: string
+  tenant_id: string
+  name: string
+  /** Public; generated (`hjc_...`) or chosen at creation. */
+  client_id: string
+  scopes: string
+  rate_limit_per_minute: number
+  created_at: number
+  revoked_at: number | null
+}
+
+export interface OAuthClientSecretsTable {
+  id: string
+  tenant_id: string
+  app_id: string
+  /** SHA-256 of the secret, hex. */
+  secret_hash: string
+  secret_prefix: string
+  created_at: number
+  /** Null for the current secret; set on the old one when the secret is rotated. */
+  expires_at: number | null
+}
+
+export interface OAuthTokensTable {
+  id: string
+  tenant_id: string
+  app_id: string
+  /** SHA-256 of the access token, hex. */
+  token_hash: string
+  scopes: string
+  created_at: number
+  expires_at: number
+  revoked_at: number | null
+}
+
+export interface AuditLogTable {
+  id: string
+  tenant_id: string
+  occurred_at: number
+  /** Who did it: `cli:<os user>`, `console:<user id>`, `oauth_app:<app id>`. */
+  actor: string
+  action: string
+  target_type: string
+  target_id: string
+  ip: string | null
+  /** JSON with what else matters for this action (never a secret). */
+  details: string | null
+}
+
 export interface Database {
   tenants: TenantsTable
   console_users: ConsoleUsersTable
@@ -85,4 +135,8 @@ export interface Database {
   punches: PunchesTable
   idempotency_keys: IdempotencyKeysTable
   api_keys: ApiKeysTable
+  oauth_apps: OAuthAppsTable
+  oauth_client_secrets: OAuthClientSecretsTable
+  oauth_tokens: OAuthTokensTable
+  audit_log: AuditLogTable
 }

@@ -22,12 +22,15 @@ function documentRoute({ schema, url, route }: { schema: object; url: string; ro
     url,
     schema: {
       ...s,
-      security: [{ bearerAuth: [scope] }],
+      // Either credential works: an API key, or an OAuth access token with the scope.
+      security: [{ bearerAuth: [scope] }, { oauth2: [scope] }],
       response: {
         ...s.response,
         400: problemResponse('The request is not valid (`validation_failed` lists each field).'),
         401: problemResponse('No credential, or one that is unknown, expired or revoked.'),
-        403: problemResponse('The credential lacks the scope this route needs (`insufficient_scope`).'),
+        403: problemResponse(
+          'The credential lacks the scope this route needs (`insufficient_scope`), or the request came from a browser (`browser_origin_forbidden`).',
+        ),
         429: problemResponse('Rate limit exceeded (`rate_limited`); see Retry-After.'),
       },
     },
@@ -52,7 +55,22 @@ const openapiPlugin: FastifyPluginAsync = async (app) => {
           bearerAuth: {
             type: 'http',
             scheme: 'bearer',
-            description: `An API key (\`hjk_...\`) or an OAuth access token. Scopes: ${SCOPES.join(', ')}.`,
+            description: `An API key (\`hjk_...\`) or an OAuth access token (\`hja_...\`). Scopes: ${SCOPES.join(', ')}.`,
+          },
+          oauth2: {
+            type: 'oauth2',
+            description:
+              'Client credentials (RFC 6749 §4.4); metadata at /.well-known/oauth-authorization-server.',
+            flows: {
+              clientCredentials: {
+                tokenUrl: '/api/oauth/token',
+                scopes: {
+                  'employees:read': 'Read the employee directory',
+                  'attendance:read': 'Read the raw punch log',
+                  'attendance:write': 'Record punches',
+                },
+              },
+            },
           },
         },
       },

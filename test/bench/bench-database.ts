@@ -3,9 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '../../cloud/db/database.js'
 import { migrateToLatest } from '../../cloud/db/migrate.js'
-import { ApiKeyService, MAX_RATE_LIMIT_PER_MINUTE } from '../../cloud/features/credentials/service.js'
-import { EmployeeService } from '../../cloud/features/employees/service.js'
-import { TenantService } from '../../cloud/features/tenants/service.js'
+import { MAX_RATE_LIMIT_PER_MINUTE } from '../../cloud/features/credentials/credential-settings.js'
+import { createServices } from '../../cloud/services.js'
 import type { EmployeeInput } from '../../shared/employee.js'
 
 export interface BenchDatabase {
@@ -49,17 +48,22 @@ export async function createBenchDatabase(employees: number): Promise<BenchDatab
   const remove = () => rm(dir, { recursive: true, force: true })
   try {
     await migrateToLatest(handle.db)
-    const { tenantId } = await new TenantService({ db: handle.db }).create({
+    const services = createServices(handle)
+    const { tenantId } = await services.tenants.create({
       name: 'Bench tenant',
       adminEmail: `owner-${dir.slice(-6).toLowerCase()}@example.test`,
     })
     // The highest rate limit there is: the benchmark measures throughput, not the limiter.
-    const { key } = await new ApiKeyService({ db: handle.db }).create(tenantId, {
-      scopes: ['employees:read', 'attendance:read', 'attendance:write'],
-      rateLimitPerMinute: MAX_RATE_LIMIT_PER_MINUTE,
-    })
+    const { key } = await services.apiKeys.create(
+      tenantId,
+      {
+        scopes: ['employees:read', 'attendance:read', 'attendance:write'],
+        rateLimitPerMinute: MAX_RATE_LIMIT_PER_MINUTE,
+      },
+      { name: 'bench', ip: null },
+    )
     const employeeCodes = Array.from({ length: employees }, (_, i) => `E${String(i + 1).padStart(6, '0')}`)
-    const service = new EmployeeService({ db: handle.db })
+    const service = services.employees
     const seededFrom = Date.now() * 1000
     for (let i = 0; i < employeeCodes.length; i += UPSERT_CHUNK) {
       await service.upsert(tenantId, employeeCodes.slice(i, i + UPSERT_CHUNK).map(benchEmployee))

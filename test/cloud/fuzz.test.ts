@@ -9,12 +9,17 @@ import type { LightMyRequestResponse } from 'fastify'
 import { beforeAll, expect, it } from 'vitest'
 import { buildApp, type RouteRecord } from '../../cloud/app.js'
 import { openDatabase } from '../../cloud/db/database.js'
-import { ApiKeyService } from '../../cloud/features/credentials/service.js'
 import { compileCheck, validatorCompiler } from '../../cloud/validation.js'
 import { PROBLEM_CATALOG, type ProblemCode, ProblemSchema } from '../../shared/problem.js'
 import { PunchInputSchema, PunchSchema } from '../../shared/punch.js'
 import { formatTimestamp, nowMicros, parseTimestamp } from '../../shared/time.js'
-import { bearer, describeEachDatabase, employee, type TestCloud } from '../support/cloud-harness.js'
+import {
+  bearer,
+  describeEachDatabase,
+  employee,
+  TEST_ACTOR,
+  type TestCloud,
+} from '../support/cloud-harness.js'
 import {
   type FuzzContext,
   type FuzzRequest,
@@ -207,14 +212,15 @@ describeEachDatabase('fuzzing every route', (cloud: TestCloud) => {
       employee('E051', { status: 'TERMINATED' }),
     ])
     // Every scope, and a limit that fuzzing cannot reach, so requests get past authentication.
-    const keys = new ApiKeyService({ db: cloud.database.db, now: cloud.now })
+    const keys = cloud.services.apiKeys
     key = (
-      await keys.create(tenantId, {
-        scopes: ['employees:read', 'attendance:read', 'attendance:write'],
-        rateLimitPerMinute: 100_000,
-      })
+      await keys.create(
+        tenantId,
+        { scopes: ['employees:read', 'attendance:read', 'attendance:write'], rateLimitPerMinute: 100_000 },
+        TEST_ACTOR,
+      )
     ).key
-    const limitedKey = (await keys.create(tenantId, { scopes: ['employees:read'] })).key
+    const limitedKey = (await keys.create(tenantId, { scopes: ['employees:read'] }, TEST_ACTOR)).key
 
     // Real ids and cursors, so that near-valid requests find something and mutated ones start from the real thing.
     const punchIds: string[] = []

@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe } from 'vitest'
 import { buildApp } from '../../cloud/app.js'
 import { type DatabaseHandle, openDatabase } from '../../cloud/db/database.js'
 import { migrateToLatest } from '../../cloud/db/migrate.js'
-import { ApiKeyService } from '../../cloud/features/credentials/service.js'
-import { EmployeeService } from '../../cloud/features/employees/service.js'
-import { TenantService } from '../../cloud/features/tenants/service.js'
+import type { Actor } from '../../cloud/features/audit/service.js'
+import { MAX_RATE_LIMIT_PER_MINUTE } from '../../cloud/features/credentials/credential-settings.js'
+import { createServices, type Services } from '../../cloud/services.js'
 import type { EmployeeInput } from '../../shared/employee.js'
 import type { Scope } from '../../shared/scopes.js'
 import { nowMicros } from '../../shared/time.js'
@@ -70,6 +70,11 @@ export class TestCloud {
     return this.handle
   }
 
+  /** The services over this cloud's database and clock, as the app uses them. */
+  get services(): Services {
+    return createServices(this.database, this.now)
+  }
+
   async start(): Promise<void> {
     const { url, drop } = await createTestDatabaseUrl(this.kind)
     this.databaseUrl = url
@@ -77,7 +82,14 @@ export class TestCloud {
     this.handle = openDatabase(url, { poolSize: 4 })
     await migrateToLatest(this.handle.db)
     this.instance = await buildApp({
-      config: { bodyLimitBytes: 1024 * 1024, trustProxy: false, logLevel: 'silent' },
+      // OAuth limits out of reach too, except where a test sets its own.
+      config: {
+        bodyLimitBytes: 1024 * 1024,
+        trustProxy: false,
+        logLevel: 'silent',
+        oauthRateLimitPerIp: 1_000_000,
+        oauthRateLimitPerClient: 1_000_000,
+      },
       database: this.handle,
       logger: false,
       closeDatabase: false,
@@ -94,7 +106,7 @@ export class TestCloud {
 
   async createTenant(options: { timeZone?: string; backfillDays?: number } = {}): Promise<string> {
     const tag = randomBytes(4).toString('hex')
-    const { tenantId } = await new TenantService({ db: this.database.db }).create({
+    const { tenantId } = await this.services.tenants.create({
       name: `Tenant ${tag}`,
       adminEmail: `owner-${tag}@example.test`,
       ...options,
@@ -105,19 +117,24 @@ export class TestCloud {
   async createApiKey(
     tenantId: string,
     scopes: Scope[] = ['employees:read', 'attendance:read', 'attendance:write'],
-    options: { expiresInSeconds?: number } = {},
+    options: { expiresInSeconds?: number; rateLimitPerMinute?: number } = {},
   ): Promise<string> {
-    const created = await new ApiKeyService({ db: this.database.db, now: this.now }).create(tenantId, {
-      scopes,
-      ...options,
-    })
+    // The highest limit by default: most tests send more than a minute's worth of requests.
+    const created = await this.services.apiKeys.create(
+      tenantId,
+      { scopes, rateLimitPerMinute: MAX_RATE_LIMIT_PER_MINUTE, ...options },
+      TEST_ACTOR,
+    )
     return created.key
   }
 
   async upsertEmployees(tenantId: string, inputs: EmployeeInput[]) {
-    return new EmployeeService({ db: this.database.db, now: this.now }).upsert(tenantId, inputs)
+    return this.services.employees.upsert(tenantId, inputs)
   }
 }
+
+/** The audit actor of what tests set up. */
+export const TEST_ACTOR: Actor = { name: 'test:harness', ip: null }
 
 export function employee(code: string, overrides: Partial<EmployeeInput> = {}): EmployeeInput {
   return {

@@ -45,3 +45,21 @@ export function postgresAvailability(): Promise<Availability> {
   })
   return postgres
 }
+
+export const REDIS_URL = process.env.HAJRI_TEST_REDIS_URL || 'redis://127.0.0.1:6379'
+
+let redis: Promise<Availability> | undefined
+
+export function redisAvailability(): Promise<Availability> {
+  redis ??= check('Redis', REDIS_URL, 'HAJRI_TEST_REDIS_URL', async () => {
+    const { Redis } = await import('ioredis')
+    const client = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 3000 })
+    try {
+      await client.connect()
+      await client.ping()
+    } finally {
+      client.disconnect()
+    }
+  })
+  return redis
+}

@@ -1,5 +1,6 @@
 import type { Migration } from 'kysely'
 import * as initial from './0001-initial.js'
+import * as oauthAndAudit from './0002-oauth-and-audit.js'
 
 /**
  * Every migration, in order. Listed here rather than read from a folder so they work the same from
@@ -8,4 +9,5 @@ import * as initial from './0001-initial.js'
  */
 export const migrations: Record<string, Migration> = {
   '0001-initial': initial,
+  '0002-oauth-and-audit': oauthAndAudit,
 }

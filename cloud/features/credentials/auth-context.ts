@@ -5,9 +5,12 @@ import type { TenantContext } from '../tenants/tenant-context.js'
 export interface AuthContext {
   tenant: TenantContext
   credential: {
-    kind: 'api_key'
+    kind: 'api_key' | 'oauth_token'
+    /** The key's id, or the access token's. */
     id: string
     scopes: readonly Scope[]
     rateLimitPerMinute: number
+    /** What the per-minute limit counts: the key, or the app all of whose tokens share one limit. */
+    rateLimitKey: string
   }
 }

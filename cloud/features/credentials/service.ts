@@ -1,18 +1,21 @@
 import type { Kysely } from 'kysely'
+import type { ApiKeySummary } from '../../../shared/credentials.js'
 import { newId } from '../../../shared/ids.js'
-import { isScope, type Scope } from '../../../shared/scopes.js'
-import { formatServerTime, nowMicros } from '../../../shared/time.js'
+import type { Scope } from '../../../shared/scopes.js'
+import { formatServerTime } from '../../../shared/time.js'
 import { AppError } from '../../app-error.js'
-import type { Database } from '../../db/schema.js'
+import type { ApiKeysTable, Database } from '../../db/schema.js'
+import type { Actor, AuditService } from '../audit/service.js'
 import { TenantStore } from '../tenants/store.js'
 import { apiKeyDisplayPrefix, generateApiKey, hashApiKey, isWellFormedApiKey } from './api-key-format.js'
 import type { AuthContext } from './auth-context.js'
+import { checkCredentialSettings, parseScopes } from './credential-settings.js'
 import { ApiKeyStore } from './store.js'
 
 export const DEFAULT_API_KEY_TTL_SECONDS = 90 * 86_400
 export const MAX_API_KEY_TTL_SECONDS = 2 * 365 * 86_400
-export const DEFAULT_RATE_LIMIT_PER_MINUTE = 600
-export const MAX_RATE_LIMIT_PER_MINUTE = 100_000
+/** lastUsedAt is kept to the minute: a write per request would cost more than it tells. */
+const LAST_USED_RESOLUTION = 60 * 1_000_000
 
 export interface CreateApiKeyInput {
   name?: string
@@ -31,78 +34,108 @@ export interface CreatedApiKey {
   expiresAt: string
 }
 
-export class ApiKeyService {
-  constructor(private readonly deps: { db: Kysely<Database>; now?: () => number }) {}
-
-  private now(): number {
-    return this.deps.now?.() ?? nowMicros()
+function toSummary(row: ApiKeysTable, now: number): ApiKeySummary {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.key_prefix,
+    scopes: parseScopes(row.scopes),
+    rateLimitPerMinute: row.rate_limit_per_minute,
+    status: row.revoked_at !== null ? 'revoked' : row.expires_at <= now ? 'expired' : 'active',
+    createdAt: formatServerTime(row.created_at),
+    expiresAt: formatServerTime(row.expires_at),
+    lastUsedAt: row.last_used_at === null ? null : formatServerTime(row.last_used_at),
+    revokedAt: row.revoked_at === null ? null : formatServerTime(row.revoked_at),
   }
+}
 
-  async create(tenantId: string, input: CreateApiKeyInput): Promise<CreatedApiKey> {
-    const name = (input.name ?? 'api key').trim()
-    const rateLimitPerMinute = input.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE
+/** API keys (DESIGN.md §3, issue 3): created, listed and revoked by a tenant admin; checked on every request. */
+export class ApiKeyService {
+  constructor(private readonly deps: { db: Kysely<Database>; audit: AuditService; now: () => number }) {}
+
+  async create(tenantId: string, input: CreateApiKeyInput, actor: Actor): Promise<CreatedApiKey> {
     const ttl = input.expiresInSeconds ?? DEFAULT_API_KEY_TTL_SECONDS
-    const errors: string[] = []
-    if (name.length < 1 || name.length > 100) errors.push('name: must be 1 to 100 characters')
-    const scopes = [...new Set(input.scopes)]
-    if (scopes.length === 0) errors.push('scopes: at least one is required')
-    for (const scope of scopes) if (!isScope(scope)) errors.push(`scopes: "${scope}" is not a scope`)
-    if (
-      !Number.isInteger(rateLimitPerMinute) ||
-      rateLimitPerMinute < 1 ||
-      rateLimitPerMinute > MAX_RATE_LIMIT_PER_MINUTE
-    ) {
-      errors.push(
-        `rate limit: must be a whole number of requests per minute from 1 to ${MAX_RATE_LIMIT_PER_MINUTE}`,
-      )
-    }
-    if (!Number.isInteger(ttl) || ttl < 60 || ttl > MAX_API_KEY_TTL_SECONDS) {
-      errors.push('expiry: must be from 1 minute to 2 years')
-    }
-    if (errors.length > 0) throw new AppError('validation_failed', errors.join('; '))
-
-    if (!(await new TenantStore(this.deps.db).get(tenantId))) {
-      throw new AppError('tenant_not_found', `no tenant ${tenantId}`)
-    }
+    const settings = checkCredentialSettings(
+      { name: input.name ?? 'api key', scopes: input.scopes, rateLimitPerMinute: input.rateLimitPerMinute },
+      !Number.isInteger(ttl) || ttl < 60 || ttl > MAX_API_KEY_TTL_SECONDS
+        ? ['expiry: must be from 1 minute to 2 years']
+        : [],
+    )
     const key = generateApiKey()
-    const now = this.now()
+    const now = this.deps.now()
     const expiresAt = now + ttl * 1_000_000
     const id = newId('apiKey')
-    await new ApiKeyStore(this.deps.db).insert(tenantId, {
-      id,
-      name,
-      key_hash: hashApiKey(key),
-      key_prefix: apiKeyDisplayPrefix(key),
-      scopes: scopes.join(' '),
-      rate_limit_per_minute: rateLimitPerMinute,
-      expires_at: expiresAt,
-      created_at: now,
-      revoked_at: null,
-      last_used_at: null,
+    await this.deps.db.transaction().execute(async (trx) => {
+      if (!(await new TenantStore(trx).get(tenantId)))
+        throw new AppError('tenant_not_found', `No tenant ${tenantId}.`)
+      await new ApiKeyStore(trx).insert(tenantId, {
+        id,
+        name: settings.name,
+        key_hash: hashApiKey(key),
+        key_prefix: apiKeyDisplayPrefix(key),
+        scopes: settings.scopes.join(' '),
+        rate_limit_per_minute: settings.rateLimitPerMinute,
+        expires_at: expiresAt,
+        created_at: now,
+        revoked_at: null,
+        last_used_at: null,
+      })
+      await this.deps.audit.record(trx, tenantId, actor, {
+        action: 'api_key.created',
+        target: { type: 'api_key', id },
+        details: {
+          name: settings.name,
+          scopes: settings.scopes,
+          rateLimitPerMinute: settings.rateLimitPerMinute,
+          expiresAt: formatServerTime(expiresAt),
+        },
+      })
     })
-    return {
-      id,
-      key,
-      name,
-      scopes: scopes as Scope[],
-      rateLimitPerMinute,
-      expiresAt: formatServerTime(expiresAt),
-    }
+    return { id, key, ...settings, expiresAt: formatServerTime(expiresAt) }
+  }
+
+  async list(tenantId: string): Promise<ApiKeySummary[]> {
+    const now = this.deps.now()
+    return (await new ApiKeyStore(this.deps.db).list(tenantId)).map((row) => toSummary(row, now))
+  }
+
+  /** Revokes a key; the very next request with it is refused (no credential is cached). */
+  async revoke(tenantId: string, id: string, actor: Actor): Promise<ApiKeySummary> {
+    const now = this.deps.now()
+    return this.deps.db.transaction().execute(async (trx) => {
+      const store = new ApiKeyStore(trx)
+      const row = await store.get(tenantId, id)
+      if (!row) throw new AppError('api_key_not_found', `No API key ${id}.`)
+      if (await store.revoke(tenantId, id, now)) {
+        await this.deps.audit.record(trx, tenantId, actor, {
+          action: 'api_key.revoked',
+          target: { type: 'api_key', id },
+          details: { name: row.name },
+        })
+      }
+      return toSummary({ ...row, revoked_at: row.revoked_at ?? now }, now)
+    })
   }
 
   /** The caller behind a bearer token, or undefined if it is not a live key of ours. */
   async authenticate(token: string): Promise<AuthContext | undefined> {
     // The checksum refuses mistyped and invented keys before any database work.
     if (!isWellFormedApiKey(token)) return undefined
-    const row = await new ApiKeyStore(this.deps.db).findByHashForAuthentication(hashApiKey(token))
-    if (!row || row.revoked_at !== null || row.expires_at <= this.now()) return undefined
+    const store = new ApiKeyStore(this.deps.db)
+    const row = await store.findByHashForAuthentication(hashApiKey(token))
+    const now = this.deps.now()
+    if (!row || row.revoked_at !== null || row.expires_at <= now) return undefined
+    if (row.last_used_at === null || row.last_used_at < now - LAST_USED_RESOLUTION) {
+      await store.touch(row.tenant_id, row.id, now)
+    }
     return {
       tenant: { id: row.tenant_id, timeZone: row.time_zone, backfillDays: row.backfill_days },
       credential: {
         kind: 'api_key',
         id: row.id,
-        scopes: row.scopes.split(' ').filter(isScope),
+        scopes: parseScopes(row.scopes),
         rateLimitPerMinute: row.rate_limit_per_minute,
+        rateLimitKey: `key:${row.id}`,
       },
     }
   }

@@ -18,6 +18,45 @@ export class ApiKeyStore {
       .execute()
   }
 
+  async list(tenantId: string): Promise<ApiKeysTable[]> {
+    return this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .orderBy('id')
+      .execute()
+  }
+
+  async get(tenantId: string, id: string): Promise<ApiKeysTable | undefined> {
+    return this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .executeTakeFirst()
+  }
+
+  /** Marks the key revoked; false if it was already (or does not exist). */
+  async revoke(tenantId: string, id: string, at: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('api_keys')
+      .set({ revoked_at: at })
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst()
+    return Number(result.numUpdatedRows) > 0
+  }
+
+  async touch(tenantId: string, id: string, at: number): Promise<void> {
+    await this.db
+      .updateTable('api_keys')
+      .set({ last_used_at: at })
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .execute()
+  }
+
   /**
    * The one lookup not scoped by tenant: a presented key is how we learn the tenant. The hash is
    * of a CSPRNG secret, so finding a row by it reveals nothing about other tenants' keys.

@@ -4,10 +4,8 @@ import { buildApp } from '../../../cloud/app.js'
 import { type DatabaseHandle, openDatabase } from '../../../cloud/db/database.js'
 import { migrateToLatest } from '../../../cloud/db/migrate.js'
 import { openWalFile, type SyncableFile, WalSync } from '../../../cloud/db/wal-sync.js'
-import { ApiKeyService } from '../../../cloud/features/credentials/service.js'
-import { EmployeeService } from '../../../cloud/features/employees/service.js'
-import { TenantService } from '../../../cloud/features/tenants/service.js'
-import { createTestDatabaseUrl, employee } from '../../support/cloud-harness.js'
+import { createServices } from '../../../cloud/services.js'
+import { createTestDatabaseUrl, employee, TEST_ACTOR } from '../../support/cloud-harness.js'
 
 /** A WAL file whose fsyncs finish when the test says so. */
 class HeldDisk {
@@ -67,13 +65,10 @@ describe('durability of SQLite commits (WalSync)', () => {
     drop = target.drop
     database = openDatabase(target.url, { openWal: (path) => disk.open(path) })
     await migrateToLatest(database.db)
-    const { tenantId } = await new TenantService({ db: database.db }).create({
-      name: 'T',
-      adminEmail: 'o@t.test',
-    })
-    await new EmployeeService({ db: database.db }).upsert(tenantId, [employee('E1')])
-    key = (await new ApiKeyService({ db: database.db }).create(tenantId, { scopes: ['attendance:write'] }))
-      .key
+    const services = createServices(database)
+    const { tenantId } = await services.tenants.create({ name: 'T', adminEmail: 'o@t.test' })
+    await services.employees.upsert(tenantId, [employee('E1')])
+    key = (await services.apiKeys.create(tenantId, { scopes: ['attendance:write'] }, TEST_ACTOR)).key
     app = await buildApp({
       config: { bodyLimitBytes: 1 << 20, trustProxy: false, logLevel: 'silent' },
       database,

@@ -1,0 +1,51 @@
+import type { ApiKeySummary } from '../../shared/credentials.js'
+import type { Command } from './command-context.js'
+
+function describeKey(key: ApiKeySummary): string {
+  return [
+    key.id,
+    key.prefix.padEnd(10),
+    key.status.padEnd(7),
+    `${key.rateLimitPerMinute}/min`.padEnd(10),
+    `expires ${key.expiresAt}`,
+    `last used ${key.lastUsedAt ?? 'never'}`,
+    `${key.name} (${key.scopes.join(' ')})`,
+  ].join('  ')
+}
+
+const create: Command = async (context) => {
+  const tenantId = context.required('tenant')
+  const input = {
+    name: context.options.name,
+    scopes: context.list('scopes'),
+    rateLimitPerMinute: context.wholeNumber('rate-limit'),
+    expiresInSeconds: context.duration('expires-in'),
+  }
+  const result = await context.withServices((services) =>
+    services.apiKeys.create(tenantId, input, context.actor),
+  )
+  context.print(
+    result,
+    `API key ${result.id} (${result.scopes.join(' ')}), ${result.rateLimitPerMinute}/min, expires ${result.expiresAt}\n` +
+      `${result.key}\n(shown once: store it now, only its hash is kept; never put it in browser code)`,
+  )
+}
+
+const list: Command = async (context) => {
+  const tenantId = context.required('tenant')
+  const keys = await context.withServices((services) => services.apiKeys.list(tenantId))
+  context.print(keys, keys.length === 0 ? 'no API keys' : keys.map(describeKey).join('\n'))
+}
+
+const revoke: Command = async (context) => {
+  const tenantId = context.required('tenant')
+  const id = context.operand('id of the API key to revoke (key_...)')
+  const key = await context.withServices((services) => services.apiKeys.revoke(tenantId, id, context.actor))
+  context.print(key, `API key ${key.id} revoked: it is refused from the next request on`)
+}
+
+export const apiKeyCommands: Record<string, Command> = {
+  'api-key create': create,
+  'api-key list': list,
+  'api-key revoke': revoke,
+}

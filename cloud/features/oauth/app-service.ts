@@ -1,0 +1,227 @@
+import type { Kysely } from 'kysely'
+import type { OAuthAppSummary } from '../../../shared/credentials.js'
+import { newId } from '../../../shared/ids.js'
+import type { Scope } from '../../../shared/scopes.js'
+import { formatServerTime } from '../../../shared/time.js'
+import { AppError } from '../../app-error.js'
+import type { Database } from '../../db/schema.js'
+import { isUniqueViolation } from '../../db/unique-violation.js'
+import type { Actor, AuditService } from '../audit/service.js'
+import { checkCredentialSettings, parseScopes } from '../credentials/credential-settings.js'
+import {
+  CLIENT_SECRET,
+  displayPrefix,
+  generateSecret,
+  hashSecret,
+  randomBase62,
+  secretMatches,
+} from '../credentials/secret-format.js'
+import { TenantStore } from '../tenants/store.js'
+import {
+  type ClientForAuthentication,
+  type ClientSecretRow,
+  type OAuthAppRow,
+  OAuthAppStore,
+} from './app-store.js'
+
+/**
+ * After a rotation the old secret keeps working this long by default, so that an integrator can
+ * roll the new one out to every system without an outage: a day covers a deployment window and a
+ * time-zone round trip. It can be set per rotation, from 0 (cut over now) to 30 days.
+ */
+export const DEFAULT_ROTATION_GRACE_SECONDS = 24 * 3600
+export const MAX_ROTATION_GRACE_SECONDS = 30 * 86_400
+
+/**
+ * A chosen client id: 8 to 128 printable ASCII characters, inner spaces allowed. Characters that
+ * need form-encoding (space, +, %, :, &) are fine: clients encode them (RFC 6749 §2.3.1).
+ */
+const CLIENT_ID_PATTERN = /^[\x21-\x7E][\x20-\x7E]{6,126}[\x21-\x7E]$/
+
+export interface CreateOAuthAppInput {
+  name: string
+  scopes: string[]
+  rateLimitPerMinute?: number
+  /** Default: generated (`hjc_...`). Set to keep the id an integration already uses elsewhere. */
+  clientId?: string
+}
+
+export interface IssuedClientSecret {
+  id: string
+  clientId: string
+  /** Shown once; only its SHA-256 is kept. */
+  clientSecret: string
+}
+
+export interface RotatedClientSecret extends IssuedClientSecret {
+  /** When the secrets in use before the rotation stop working. */
+  previousSecretsExpireAt: string
+}
+
+/** An authenticated OAuth client: its app, and its tenant's context. */
+export interface AuthenticatedClient {
+  app: OAuthAppRow
+  tenant: { id: string; timeZone: string; backfillDays: number }
+  scopes: Scope[]
+}
+
+function toSummary(app: OAuthAppRow, secrets: ClientSecretRow[]): OAuthAppSummary {
+  return {
+    id: app.id,
+    name: app.name,
+    clientId: app.client_id,
+    scopes: parseScopes(app.scopes),
+    rateLimitPerMinute: app.rate_limit_per_minute,
+    status: app.revoked_at === null ? 'active' : 'revoked',
+    createdAt: formatServerTime(app.created_at),
+    revokedAt: app.revoked_at === null ? null : formatServerTime(app.revoked_at),
+    secrets: secrets
+      .filter((s) => s.app_id === app.id)
+      .map((s) => ({
+        id: s.id,
+        prefix: s.secret_prefix,
+        createdAt: formatServerTime(s.created_at),
+        expiresAt: s.expires_at === null ? null : formatServerTime(s.expires_at),
+      })),
+  }
+}
+
+/** OAuth apps for the client-credentials grant (issue 3): created, rotated and revoked by a tenant admin. */
+export class OAuthAppService {
+  constructor(private readonly deps: { db: Kysely<Database>; audit: AuditService; now: () => number }) {}
+
+  async create(tenantId: string, input: CreateOAuthAppInput, actor: Actor): Promise<IssuedClientSecret> {
+    const clientId = input.clientId ?? `hjc_${randomBase62(24)}`
+    const settings = checkCredentialSettings(
+      input,
+      CLIENT_ID_PATTERN.test(clientId)
+        ? []
+        : ['client id: must be 8 to 128 printable ASCII characters, without leading or trailing spaces'],
+    )
+    const id = newId('oauthApp')
+    const now = this.deps.now()
+    const clientSecret = generateSecret(CLIENT_SECRET)
+    try {
+      await this.deps.db.transaction().execute(async (trx) => {
+        if (!(await new TenantStore(trx).get(tenantId)))
+          throw new AppError('tenant_not_found', `No tenant ${tenantId}.`)
+        const store = new OAuthAppStore(trx)
+        await store.insert(tenantId, {
+          id,
+          name: settings.name,
+          client_id: clientId,
+          scopes: settings.scopes.join(' '),
+          rate_limit_per_minute: settings.rateLimitPerMinute,
+          created_at: now,
+          revoked_at: null,
+        })
+        await store.insertSecret(tenantId, this.secretRow(id, clientSecret, now))
+        await this.deps.audit.record(trx, tenantId, actor, {
+          action: 'oauth_app.created',
+          target: { type: 'oauth_app', id },
+          details: {
+            name: settings.name,
+            clientId,
+            scopes: settings.scopes,
+            rateLimitPerMinute: settings.rateLimitPerMinute,
+          },
+        })
+      })
+    } catch (err) {
+      if (isUniqueViolation(err))
+        throw new AppError('client_id_taken', `The client id ${clientId} is already in use.`)
+      throw err
+    }
+    return { id, clientId, clientSecret }
+  }
+
+  async list(tenantId: string): Promise<OAuthAppSummary[]> {
+    const store = new OAuthAppStore(this.deps.db)
+    const apps = await store.list(tenantId)
+    const secrets = await store.liveSecrets(
+      tenantId,
+      apps.filter((a) => a.revoked_at === null).map((a) => a.id),
+      this.deps.now(),
+    )
+    return apps.map((app) => toSummary(app, app.revoked_at === null ? secrets : []))
+  }
+
+  /** A new secret, at once; the ones in use keep working for `graceSeconds`, then stop. */
+  async rotateSecret(
+    tenantId: string,
+    id: string,
+    actor: Actor,
+    graceSeconds = DEFAULT_ROTATION_GRACE_SECONDS,
+  ) {
+    if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_ROTATION_GRACE_SECONDS) {
+      throw new AppError('validation_failed', 'grace: must be from 0 seconds to 30 days')
+    }
+    const now = this.deps.now()
+    const clientSecret = generateSecret(CLIENT_SECRET)
+    const until = now + graceSeconds * 1_000_000
+    return this.deps.db.transaction().execute(async (trx): Promise<RotatedClientSecret> => {
+      const store = new OAuthAppStore(trx)
+      const app = await store.get(tenantId, id)
+      if (!app || app.revoked_at !== null)
+        throw new AppError('oauth_app_not_found', `No active OAuth app ${id}.`)
+      await store.expireSecrets(tenantId, id, until)
+      const secret = this.secretRow(id, clientSecret, now)
+      await store.insertSecret(tenantId, secret)
+      await this.deps.audit.record(trx, tenantId, actor, {
+        action: 'oauth_app.secret_rotated',
+        target: { type: 'oauth_app', id },
+        details: { newSecretId: secret.id, previousSecretsExpireAt: formatServerTime(until) },
+      })
+      return { id, clientId: app.client_id, clientSecret, previousSecretsExpireAt: formatServerTime(until) }
+    })
+  }
+
+  /** Revokes the app: its secrets and every token issued to it stop working on the next request. */
+  async revoke(tenantId: string, id: string, actor: Actor): Promise<OAuthAppSummary> {
+    const now = this.deps.now()
+    return this.deps.db.transaction().execute(async (trx) => {
+      const store = new OAuthAppStore(trx)
+      const app = await store.get(tenantId, id)
+      if (!app) throw new AppError('oauth_app_not_found', `No OAuth app ${id}.`)
+      if (await store.revoke(tenantId, id, now)) {
+        await this.deps.audit.record(trx, tenantId, actor, {
+          action: 'oauth_app.revoked',
+          target: { type: 'oauth_app', id },
+          details: { name: app.name, clientId: app.client_id },
+        })
+      }
+      return toSummary({ ...app, revoked_at: app.revoked_at ?? now }, [])
+    })
+  }
+
+  /**
+   * The client behind a client id and secret, or undefined. Every live secret is compared, each in
+   * constant time, so the time taken says nothing about how much of a secret was right.
+   */
+  async authenticateClient(clientId: string, clientSecret: string): Promise<AuthenticatedClient | undefined> {
+    if (clientId.length === 0 || clientId.length > 128) return undefined
+    const found: ClientForAuthentication | undefined = await new OAuthAppStore(
+      this.deps.db,
+    ).findClientForAuthentication(clientId, this.deps.now())
+    if (!found) return undefined
+    let matched = false
+    for (const secret of found.secrets) if (secretMatches(clientSecret, secret.secret_hash)) matched = true
+    if (!matched) return undefined
+    return {
+      app: found.app,
+      tenant: { id: found.app.tenant_id, timeZone: found.time_zone, backfillDays: found.backfill_days },
+      scopes: parseScopes(found.app.scopes),
+    }
+  }
+
+  private secretRow(appId: string, secret: string, now: number): Omit<ClientSecretRow, 'tenant_id'> {
+    return {
+      id: newId('clientSecret'),
+      app_id: appId,
+      secret_hash: hashSecret(secret),
+      secret_prefix: displayPrefix(CLIENT_SECRET, secret),
+      created_at: now,
+      expires_at: null,
+    }
+  }
+}

@@ -1,0 +1,63 @@
+import type { OAuthErrorBody } from '../../../shared/oauth.js'
+import { PROBLEM_CATALOG, type ProblemCode, problemType } from '../../../shared/problem.js'
+import type { AppError } from '../../app-error.js'
+
+/** RFC 6749 §5.2 error codes, and RFC 7009 §2.2.1's. */
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'invalid_scope'
+  | 'unsupported_token_type'
+  | 'temporarily_unavailable'
+  | 'server_error'
+
+/** An error the OAuth endpoints answer in the OAuth shape rather than as a plain problem. */
+export class OAuthError extends Error {
+  constructor(
+    readonly error: OAuthErrorCode,
+    readonly description: string,
+    readonly status = error === 'invalid_client' ? 401 : 400,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(description)
+    this.name = 'OAuthError'
+  }
+}
+
+/**
+ * The body of an OAuth error: RFC 6749 §5.2's `error` and `error_description`, with the RFC 9457
+ * members beside them, so OAuth libraries and our own tooling both read it. Both RFCs allow extra
+ * members; the media type is application/json, as RFC 6749 requires.
+ */
+export function oauthErrorBody(error: OAuthError, requestId: string): OAuthErrorBody {
+  const code = `oauth_${error.error}`
+  return {
+    error: error.error,
+    error_description: error.description,
+    type: problemType(code),
+    title: error.description,
+    status: error.status,
+    code,
+    instance: `urn:hajri:request:${requestId}`,
+  }
+}
+
+// Problems raised before an OAuth route's handler (parsing, limits) and the OAuth error each is.
+const FROM_PROBLEM: Partial<Record<ProblemCode, 'temporarily_unavailable'>> = {
+  rate_limited: 'temporarily_unavailable',
+  service_unavailable: 'temporarily_unavailable',
+}
+
+export function fromAppError(error: AppError): OAuthError {
+  if (error.status >= 500)
+    return new OAuthError('server_error', PROBLEM_CATALOG.internal_error.title, error.status)
+  return new OAuthError(
+    FROM_PROBLEM[error.code] ?? 'invalid_request',
+    error.detail ?? error.title,
+    error.status,
+    error.headers,
+  )
+}

@@ -1,0 +1,179 @@
+import formbody from '@fastify/formbody'
+import { Type } from '@sinclair/typebox'
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import {
+  IntrospectionResponseSchema,
+  OAuthErrorSchema,
+  TokenOperationRequestSchema,
+  TokenRequestSchema,
+  TokenResponseSchema,
+} from '../../../shared/oauth.js'
+import { classify } from '../../plugins/errors.js'
+import { type RateLimitSettings, registerRateLimit } from '../../plugins/rate-limit.js'
+import type { AuthenticatedClient, OAuthAppService } from './app-service.js'
+import { clientCredentials, invalidClient } from './client-authentication.js'
+import { fromAppError, OAuthError, oauthErrorBody } from './oauth-error.js'
+import type { TokenService } from './token-service.js'
+
+export interface OAuthRouteOptions {
+  apps: OAuthAppService
+  tokens: TokenService
+  /** This server's issuer identifier (RFC 8414 §2), for introspection's `iss`. */
+  issuer: (request: FastifyRequest) => string
+  rateLimit: RateLimitSettings
+  /** Requests per minute to the OAuth endpoints from one address, and for one client id. */
+  perIpPerMinute: number
+  perClientPerMinute: number
+}
+
+// RFC 6749 §5.1: token responses, and errors, must not be cached.
+const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' }
+
+const oauthResponses = (ok: object) => ({
+  200: ok,
+  400: { description: 'RFC 6749 §5.2 error', content: { 'application/json': { schema: OAuthErrorSchema } } },
+  401: { description: '`invalid_client`', content: { 'application/json': { schema: OAuthErrorSchema } } },
+})
+
+/** The client id a request names, for the per-client limit, before it is authenticated. */
+function claimedClientId(request: FastifyRequest): string {
+  try {
+    return clientCredentials(request).clientId
+  } catch {
+    return `ip:${request.ip}`
+  }
+}
+
+function checkParameters(request: FastifyRequest): void {
+  const error = request.validationError
+  if (!error) return
+  // Repeated parameters arrive as arrays: RFC 6749 §3.2 forbids them.
+  const field = error.validation?.[0]?.instancePath?.slice(1) || 'the request'
+  throw new OAuthError('invalid_request', `${field} must be given once, as text.`)
+}
+
+async function authenticate(apps: OAuthAppService, request: FastifyRequest): Promise<AuthenticatedClient> {
+  const credentials = clientCredentials(request)
+  const client = await apps.authenticateClient(credentials.clientId, credentials.clientSecret)
+  if (!client) {
+    throw invalidClient(
+      'Unknown client, wrong secret, or a revoked app.',
+      credentials.method === 'client_secret_basic',
+    )
+  }
+  return client
+}
+
+/**
+ * The OAuth 2.0 endpoints (issue 3): token (RFC 6749 §4.4, client credentials), revocation
+ * (RFC 7009) and introspection (RFC 7662). Bodies are form-encoded, as the RFCs define, or JSON.
+ * Errors take the RFC 6749 §5.2 shape.
+ */
+export const oauthRoutes: FastifyPluginAsync<OAuthRouteOptions> = async (app, options) => {
+  const { apps, tokens } = options
+  await app.register(formbody, { bodyLimit: 16 * 1024 })
+  // Against guessing secrets: every OAuth request counts against its address, and, once the body
+  // is read, against the client id it names.
+  await registerRateLimit(app, options.rateLimit, {
+    global: true,
+    hook: 'onRequest',
+    max: options.perIpPerMinute,
+    keyGenerator: (request) => `ip:${request.ip}`,
+  })
+  const perClient = app.rateLimit({ max: options.perClientPerMinute, keyGenerator: claimedClientId })
+
+  app.setErrorHandler((err: FastifyError, request, reply: FastifyReply) => {
+    let error: OAuthError
+    if (err instanceof OAuthError) error = err
+    else {
+      const appError = classify(err)
+      if (!appError || appError.status >= 500) request.log.error({ err }, 'OAuth request failed')
+      error = appError
+        ? fromAppError(appError)
+        : new OAuthError('server_error', 'Something went wrong on our side.', 500)
+    }
+    return reply
+      .code(error.status)
+      .headers({ ...error.headers, ...NO_STORE })
+      .type('application/json')
+      .send(JSON.stringify(oauthErrorBody(error, request.id)))
+  })
+
+  const common = { attachValidation: true, preHandler: perClient } as const
+
+  app.post(
+    '/token',
+    {
+      ...common,
+      schema: {
+        tags: ['OAuth'],
+        summary: 'Get an access token (client credentials)',
+        description:
+          'RFC 6749 §4.4: `grant_type=client_credentials`, an optional `scope` (a subset of the app’s), ' +
+          'client authentication by HTTP Basic (client_secret_basic) or in the body (client_secret_post). ' +
+          'Tokens are opaque and last 3600 s.',
+        consumes: ['application/x-www-form-urlencoded', 'application/json'],
+        body: TokenRequestSchema,
+        response: oauthResponses(TokenResponseSchema),
+      },
+    },
+    async (request, reply) => {
+      checkParameters(request)
+      const body = request.body as { grant_type?: string; scope?: string }
+      if (body.grant_type === undefined) throw new OAuthError('invalid_request', 'grant_type is required.')
+      const client = await authenticate(apps, request)
+      if (body.grant_type !== 'client_credentials') {
+        throw new OAuthError('unsupported_grant_type', 'Only grant_type=client_credentials is supported.')
+      }
+      const response = await tokens.issue(client, body.scope, request.ip)
+      return reply.headers(NO_STORE).send(response)
+    },
+  )
+
+  app.post(
+    '/revoke',
+    {
+      ...common,
+      schema: {
+        tags: ['OAuth'],
+        summary: 'Revoke an access token (RFC 7009)',
+        description: 'Answers 200 whether or not the token was live; a token of another client is refused.',
+        consumes: ['application/x-www-form-urlencoded', 'application/json'],
+        body: TokenOperationRequestSchema,
+        response: oauthResponses(Type.Object({}, { additionalProperties: false })),
+      },
+    },
+    async (request, reply) => {
+      checkParameters(request)
+      const client = await authenticate(apps, request)
+      const body = request.body as { token?: string }
+      if (body.token === undefined) throw new OAuthError('invalid_request', 'token is required.')
+      await tokens.revoke(client, body.token, request.ip)
+      return reply.headers(NO_STORE).send({})
+    },
+  )
+
+  app.post(
+    '/introspect',
+    {
+      ...common,
+      schema: {
+        tags: ['OAuth'],
+        summary: 'Inspect an access token (RFC 7662)',
+        description: 'A client may inspect its own tokens; any other token is reported inactive.',
+        consumes: ['application/x-www-form-urlencoded', 'application/json'],
+        body: TokenOperationRequestSchema,
+        response: oauthResponses(IntrospectionResponseSchema),
+      },
+    },
+    async (request, reply) => {
+      checkParameters(request)
+      const client = await authenticate(apps, request)
+      const body = request.body as { token?: string }
+      if (body.token === undefined) throw new OAuthError('invalid_request', 'token is required.')
+      return reply
+        .headers(NO_STORE)
+        .send(await tokens.introspect(client, body.token, options.issuer(request)))
+    },
+  )
+}

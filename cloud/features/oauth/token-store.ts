@@ -1,0 +1,66 @@
+import type { Kysely, Transaction } from 'kysely'
+import type { Database, OAuthTokensTable } from '../../db/schema.js'
+
+type Executor = Kysely<Database> | Transaction<Database>
+
+export type TokenRow = OAuthTokensTable
+
+export interface TokenForAuthentication extends TokenRow {
+  client_id: string
+  app_rate_limit_per_minute: number
+  app_revoked_at: number | null
+  time_zone: string
+  backfill_days: number
+}
+
+export class TokenStore {
+  constructor(private readonly db: Executor) {}
+
+  async insert(tenantId: string, row: Omit<TokenRow, 'tenant_id'>): Promise<void> {
+    await this.db
+      .insertInto('oauth_tokens')
+      .values({ ...row, tenant_id: tenantId })
+      .execute()
+  }
+
+  async revoke(tenantId: string, id: string, at: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('oauth_tokens')
+      .set({ revoked_at: at })
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst()
+    return Number(result.numUpdatedRows) > 0
+  }
+
+  /**
+   * Not scoped by tenant: a presented token is how we learn the tenant. With its app, whose
+   * revocation ends every token at once, and its tenant.
+   */
+  async findByHashForAuthentication(tokenHash: string): Promise<TokenForAuthentication | undefined> {
+    return this.db
+      .selectFrom('oauth_tokens')
+      .innerJoin('oauth_apps', 'oauth_apps.id', 'oauth_tokens.app_id')
+      .innerJoin('tenants', 'tenants.id', 'oauth_tokens.tenant_id')
+      .selectAll('oauth_tokens')
+      .select([
+        'oauth_apps.client_id',
+        'oauth_apps.rate_limit_per_minute as app_rate_limit_per_minute',
+        'oauth_apps.revoked_at as app_revoked_at',
+        'tenants.time_zone',
+        'tenants.backfill_days',
+      ])
+      .where('oauth_tokens.token_hash', '=', tokenHash)
+      .executeTakeFirst()
+  }
+
+  /** Housekeeping across tenants: tokens that expired before `before` can never be used again. */
+  async purgeExpired(before: number): Promise<number> {
+    const result = await this.db
+      .deleteFrom('oauth_tokens')
+      .where('expires_at', '<', before)
+      .executeTakeFirst()
+    return Number(result.numDeletedRows)
+  }
+}

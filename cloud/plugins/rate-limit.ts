@@ -1,0 +1,34 @@
+import rateLimit, { type RateLimitPluginOptions } from '@fastify/rate-limit'
+import type { FastifyInstance } from 'fastify'
+import type { Redis } from 'ioredis'
+import { AppError } from '../app-error.js'
+
+export interface RateLimitSettings {
+  /** Shared counters for every instance; without it, each instance counts on its own. */
+  redis?: Redis
+  /** Keeps the counters of different limiters apart in Redis. */
+  nameSpace: string
+}
+
+/**
+ * @fastify/rate-limit with Hajri's conventions (DESIGN.md §2): IETF draft headers `RateLimit-Limit`,
+ * `RateLimit-Remaining`, `RateLimit-Reset`, a 429 with `Retry-After` and the problem `rate_limited`,
+ * one-minute windows. If Redis fails, requests are let through and the failure logged: a limit
+ * protects the service, and refusing punches because a cache is down would not.
+ */
+export async function registerRateLimit(
+  app: FastifyInstance,
+  settings: RateLimitSettings,
+  options: Pick<RateLimitPluginOptions, 'global' | 'hook' | 'max' | 'keyGenerator'>,
+): Promise<void> {
+  await app.register(rateLimit, {
+    ...options,
+    timeWindow: 60_000,
+    enableDraftSpec: true,
+    skipOnError: true,
+    nameSpace: settings.nameSpace,
+    ...(settings.redis ? { redis: settings.redis } : {}),
+    errorResponseBuilder: (_request, context) =>
+      new AppError('rate_limited', `More than ${context.max} requests a minute. Retry in ${context.after}.`),
+  })
+}
