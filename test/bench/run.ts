@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url'
+import { authenticatedRouteBench } from './authenticated-route.bench.js'
 import { batchIngestBench } from './batch-ingest.bench.js'
 import { readBenchSettings } from './bench-settings.js'
 import type { BenchContext, Benchmark } from './benchmark.js'
@@ -12,7 +13,12 @@ import { type BenchResult, machineInfo, writeResults } from './report.js'
  * non-zero only when a benchmark broke or measured something else than it claims (error
  * responses, missing rows), never because a figure misses its goal (DESIGN.md §6).
  */
-const BENCHMARKS: Benchmark[] = [punchEndpointBench, batchIngestBench, employeeSyncBench]
+const BENCHMARKS: Benchmark[] = [
+  punchEndpointBench,
+  batchIngestBench,
+  employeeSyncBench,
+  authenticatedRouteBench,
+]
 
 const settings = readBenchSettings()
 const unknown = settings.only.filter((name) => !BENCHMARKS.some((b) => b.name === name))

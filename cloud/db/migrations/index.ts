@@ -1,6 +1,7 @@
 import type { Migration } from 'kysely'
 import * as initial from './0001-initial.js'
 import * as oauthAndAudit from './0002-oauth-and-audit.js'
+import * as auditLogSealed from './0003-audit-log-sealed.js'
 
 /**
  * Every migration, in order. Listed here rather than read from a folder so they work the same from
@@ -10,4 +11,5 @@ import * as oauthAndAudit from './0002-oauth-and-audit.js'
 export const migrations: Record<string, Migration> = {
   '0001-initial': initial,
   '0002-oauth-and-audit': oauthAndAudit,
+  '0003-audit-log-sealed': auditLogSealed,
 }

@@ -21,6 +21,8 @@ export class OAuthError extends Error {
     readonly description: string,
     readonly status = error === 'invalid_client' ? 401 : 400,
     readonly headers: Record<string, string> = {},
+    /** The stable problem code, when the error began as one (`rate_limited`, `browser_origin_forbidden`). */
+    readonly problemCode?: string,
   ) {
     super(description)
     this.name = 'OAuthError'
@@ -33,7 +35,7 @@ export class OAuthError extends Error {
  * members; the media type is application/json, as RFC 6749 requires.
  */
 export function oauthErrorBody(error: OAuthError, requestId: string): OAuthErrorBody {
-  const code = `oauth_${error.error}`
+  const code = error.problemCode ?? `oauth_${error.error}`
   return {
     error: error.error,
     error_description: error.description,
@@ -59,5 +61,6 @@ export function fromAppError(error: AppError): OAuthError {
     error.detail ?? error.title,
     error.status,
     error.headers,
+    error.code,
   )
 }

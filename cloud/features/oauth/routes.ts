@@ -8,6 +8,7 @@ import {
   TokenRequestSchema,
   TokenResponseSchema,
 } from '../../../shared/oauth.js'
+import { AppError } from '../../app-error.js'
 import { classify } from '../../plugins/errors.js'
 import { type RateLimitSettings, registerRateLimit } from '../../plugins/rate-limit.js'
 import type { AuthenticatedClient, OAuthAppService } from './app-service.js'
@@ -80,7 +81,18 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRouteOptions> = async (app, op
     max: options.perIpPerMinute,
     keyGenerator: (request) => `ip:${request.ip}`,
   })
-  const perClient = app.rateLimit({ max: options.perClientPerMinute, keyGenerator: claimedClientId })
+  // A second limiter on the same plugin would be skipped (it runs once per request), so the
+  // per-client count is taken by hand, and refused the same way the plugin refuses.
+  const countClient = app.createRateLimit({ max: options.perClientPerMinute, keyGenerator: claimedClientId })
+  const perClient = async (request: FastifyRequest, reply: FastifyReply) => {
+    const count = await countClient(request)
+    if (count.isAllowed || !count.isExceeded) return
+    reply.header('retry-after', count.ttlInSeconds)
+    throw new AppError(
+      'rate_limited',
+      `More than ${count.max} requests a minute for this client. Retry in ${count.ttlInSeconds} s.`,
+    )
+  }
 
   app.setErrorHandler((err: FastifyError, request, reply: FastifyReply) => {
     let error: OAuthError

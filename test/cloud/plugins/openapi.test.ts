@@ -66,10 +66,11 @@ describe('OpenAPI document', () => {
     }
   })
 
-  it('gives each public operation the bearer requirement with its scope', () => {
+  it('gives each public operation its scope, for an API key or an OAuth token', () => {
     for (const route of publicRoutes) {
       expect(operation(route)?.security, `${route.method} ${route.url}`).toEqual([
         { bearerAuth: [route.scope] },
+        { oauth2: [route.scope] },
       ])
     }
   })
