@@ -161,7 +161,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   })
 
   await app.register(healthRoutes, { database })
-  await app.register(oauthMetadataRoute, { issuer })
+  await app.register(oauthMetadataRoute, { issuer, fixedIssuer: config.publicUrl !== undefined })
   await app.register(
     async (api) => {
       await api.register(browserOriginPlugin)

@@ -66,6 +66,7 @@ export const OAuthErrorSchema = Type.Object(
     type: Type.String(),
     title: Type.String(),
     status: Type.Integer(),
+    detail: Type.Optional(Type.String()),
     code: Type.String(),
     instance: Type.Optional(Type.String()),
   },

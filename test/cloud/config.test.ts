@@ -22,6 +22,10 @@ describe('loadCloudConfig', () => {
       trustProxy: false,
       bodyLimitBytes: 1024 * 1024,
       databasePoolSize: 10,
+      redisUrl: undefined,
+      publicUrl: undefined,
+      oauthRateLimitPerIp: 300,
+      oauthRateLimitPerClient: 60,
     })
     expect(DEFAULT_DATABASE_URL).toBe('sqlite:./data/hajri.db')
   })
@@ -36,6 +40,10 @@ describe('loadCloudConfig', () => {
         HAJRI_TRUST_PROXY: '',
         HAJRI_BODY_LIMIT_BYTES: '',
         HAJRI_DATABASE_POOL_SIZE: '',
+        HAJRI_REDIS_URL: '',
+        HAJRI_PUBLIC_URL: '',
+        HAJRI_OAUTH_RATE_LIMIT_PER_IP: '',
+        HAJRI_OAUTH_RATE_LIMIT_PER_CLIENT: '',
       }),
     ).toEqual(loadCloudConfig({}))
   })
@@ -50,6 +58,10 @@ describe('loadCloudConfig', () => {
         HAJRI_TRUST_PROXY: 'true',
         HAJRI_BODY_LIMIT_BYTES: '2048',
         HAJRI_DATABASE_POOL_SIZE: '25',
+        HAJRI_REDIS_URL: 'redis://cache:6379',
+        HAJRI_PUBLIC_URL: 'https://hajri.example.com/',
+        HAJRI_OAUTH_RATE_LIMIT_PER_IP: '120',
+        HAJRI_OAUTH_RATE_LIMIT_PER_CLIENT: '10',
       }),
     ).toEqual({
       databaseUrl: 'postgres://hajri@db:5432/hajri',
@@ -59,7 +71,19 @@ describe('loadCloudConfig', () => {
       trustProxy: true,
       bodyLimitBytes: 2048,
       databasePoolSize: 25,
+      redisUrl: 'redis://cache:6379',
+      // The trailing slash goes: the issuer and the endpoints are built from it.
+      publicUrl: 'https://hajri.example.com',
+      oauthRateLimitPerIp: 120,
+      oauthRateLimitPerClient: 10,
     })
+  })
+
+  it('refuses a Redis URL or public URL that is not one', () => {
+    const problems = problemsFor({ HAJRI_REDIS_URL: 'cache:6379', HAJRI_PUBLIC_URL: 'hajri.example.com' })
+    expect(problems).toHaveLength(2)
+    expect(problems[0]).toMatch(/^HAJRI_REDIS_URL:/)
+    expect(problems[1]).toMatch(/^HAJRI_PUBLIC_URL:/)
   })
 
   it('accepts the database URL forms the README names', () => {

@@ -2,6 +2,9 @@
  * Issue 2: "1,000 generated malformed bodies and query strings per route (fast-check) get 4xx
  * problems, never a 5xx". Routes come from the app's own route table, so a new route is fuzzed
  * without touching this file; one the generators cannot handle fails instead of escaping.
+ * The OAuth endpoints (issue 3) are fuzzed with form and JSON bodies and every kind of client
+ * authentication, and checked against RFC 6749 §5.2 instead: their errors are application/json with
+ * `error` and `error_description` (OAuth client libraries require it), the RFC 9457 members beside.
  * Reproduce a failure with HAJRI_FUZZ_SEED=<seed printed by fast-check>.
  */
 import fc from 'fast-check'
@@ -21,6 +24,7 @@ import {
   type TestCloud,
 } from '../support/cloud-harness.js'
 import {
+  FORM_CONTENT_TYPE,
   type FuzzContext,
   type FuzzRequest,
   type JsonSchema,
@@ -28,6 +32,7 @@ import {
   requestArbitrary,
   valueArbitrary,
 } from '../support/request-arbitrary.js'
+import { isOAuthRoute, OAuthResponseChecks, setUpOAuthFuzz } from './features/oauth/oauth-fuzz.js'
 
 const RUNS = 1000
 const SEED = process.env.HAJRI_FUZZ_SEED === undefined ? undefined : Number(process.env.HAJRI_FUZZ_SEED)
@@ -45,6 +50,8 @@ function isSkipped(route: RouteRecord): boolean {
     route.url.startsWith('/docs/')
   )
 }
+
+const TOKEN_URL = '/api/oauth/token'
 
 // The routes are known only once an app is built, and vitest needs its tests before any hook runs: a
 // throwaway app over an in-memory database lists them.
@@ -97,6 +104,27 @@ const DEEP = 10_000
  * now and then). Each is minimal: the smallest request that still fails.
  */
 const FOUND: { title: string; request: (key: string) => FuzzRequest }[] = [
+  {
+    title: 'an OAuth client id holding NUL, by HTTP Basic',
+    request: () => ({
+      method: 'POST',
+      url: TOKEN_URL,
+      headers: {
+        authorization: `Basic ${Buffer.from('%00:x').toString('base64')}`,
+        'content-type': FORM_CONTENT_TYPE,
+      },
+      payload: 'grant_type=client_credentials',
+    }),
+  },
+  {
+    title: 'an OAuth client id holding NUL, in the body',
+    request: () => ({
+      method: 'POST',
+      url: TOKEN_URL,
+      headers: { 'content-type': FORM_CONTENT_TYPE },
+      payload: 'grant_type=client_credentials&client_id=%00&client_secret=x',
+    }),
+  },
   {
     title: 'a path parameter that is not valid percent-encoding',
     request: (key) => ({ method: 'GET', url: '/api/public/v1/employees/%', headers: bearer(key) }),
@@ -194,10 +222,75 @@ it('fails a route it has no generator strategy for, rather than skip it', () => 
   expect(() => requestArbitrary({ method: 'GET', url: '/a/:id' }, operation, ctx)).not.toThrow()
 })
 
+it('generates form and JSON bodies for a form route, authenticated as its strategy says', () => {
+  const schema: JsonSchema = {
+    type: 'object',
+    properties: {
+      grant_type: { type: 'string' },
+      client_id: { type: 'string' },
+      client_secret: { type: 'string' },
+    },
+  }
+  const operation: OpenApiOperation = {
+    requestBody: { content: { [FORM_CONTENT_TYPE]: { schema }, 'application/json': { schema } } },
+  }
+  const basicHeader = `Basic ${Buffer.from('c:s').toString('base64')}`
+  const ctx: FuzzContext = {
+    hints: { grant_type: fc.constant('client_credentials') },
+    timestamp: fc.constant('2026-11-21T09:00:00Z'),
+    authorization: fc.constant('Bearer not-for-form-routes'),
+    clientAuthentication: {
+      fields: ['client_id', 'client_secret'],
+      arbitrary: fc.constantFrom(
+        { authorization: basicHeader, params: [] },
+        {
+          authorization: undefined,
+          params: [['client_id', 'c'] as [string, string], ['client_secret', 's'] as [string, string]],
+        },
+      ),
+    },
+  }
+  const samples = fc.sample(requestArbitrary({ method: 'POST', url: '/token' }, operation, ctx), {
+    numRuns: 1000,
+    seed: 7,
+  })
+  const forms = samples
+    .filter((r) => r.headers['content-type'] === FORM_CONTENT_TYPE && typeof r.payload === 'string')
+    .map((r) => new URLSearchParams(r.payload as string))
+  expect(samples.some((r) => r.headers.authorization === basicHeader)).toBe(true)
+  expect(samples.every((r) => r.headers.authorization !== 'Bearer not-for-form-routes')).toBe(true)
+  // Near-valid: the grant and the strategy's own parameters, the schema's client fields left to it.
+  expect(
+    forms.some((f) => f.get('grant_type') === 'client_credentials' && f.get('client_secret') === 's'),
+  ).toBe(true)
+  expect(
+    forms.some((f) => f.getAll('grant_type').length > 1),
+    'repeated parameters',
+  ).toBe(true)
+  expect(
+    forms.some((f) => [...f.values()].some((v) => v.length >= 1024)),
+    'values at the limit',
+  ).toBe(true)
+  expect(
+    samples.some((r) => String(r.payload).length > 16 * 1024),
+    'bodies past the form limit',
+  ).toBe(true)
+  expect(
+    samples.some(
+      (r) => r.headers['content-type'] === 'application/json' && String(r.payload).startsWith('{"'),
+    ),
+  ).toBe(true)
+})
+
 describeEachDatabase('fuzzing every route', (cloud: TestCloud) => {
   let tenantId: string
   let key: string
   let ctx: FuzzContext
+  /** The OAuth routes' context: the public one, with OAuth parameters and client authentication. */
+  let oauthCtx: FuzzContext
+  let oauthChecks: OAuthResponseChecks
+  /** Every credential set up here: no response may echo one (a token response has a new one). */
+  let secrets: string[]
   let operations: Record<string, Record<string, OpenApiOperation>>
   const startedAt = nowMicros()
   /** Responses per route by status, to show that the fuzz reached the handlers and the validators. */
@@ -221,6 +314,10 @@ describeEachDatabase('fuzzing every route', (cloud: TestCloud) => {
       )
     ).key
     const limitedKey = (await keys.create(tenantId, { scopes: ['employees:read'] }, TEST_ACTOR)).key
+
+    const oauth = await setUpOAuthFuzz(cloud, tenantId, key)
+    secrets = [...oauth.secrets, limitedKey]
+    oauthChecks = new OAuthResponseChecks(oauth.clientIds)
 
     // Real ids and cursors, so that near-valid requests find something and mutated ones start from the real thing.
     const punchIds: string[] = []
@@ -286,10 +383,12 @@ describeEachDatabase('fuzzing every route', (cloud: TestCloud) => {
         ),
       },
       authorization: fc.oneof(
-        { weight: 85, arbitrary: fc.constant(`Bearer ${key}`) },
+        { weight: 75, arbitrary: fc.constant(`Bearer ${key}`) },
+        { weight: 10, arbitrary: fc.constant(`Bearer ${oauth.accessToken}`) },
         {
           weight: 15,
           arbitrary: fc.constantFrom(
+            ...oauth.refusedBearers.map((b) => `Bearer ${b}`),
             undefined,
             '',
             'Bearer',
@@ -314,6 +413,7 @@ describeEachDatabase('fuzzing every route', (cloud: TestCloud) => {
       minLength: 1,
       maxLength: 8,
     })
+    oauthCtx = oauth.context(ctx)
     operations = (await cloud.app.inject({ method: 'GET', url: '/openapi.json' })).json().paths
   })
 
@@ -347,7 +447,11 @@ describeEachDatabase('fuzzing every route', (cloud: TestCloud) => {
     expect(typeof requestId, `X-Request-Id on every response: ${res.body.slice(0, 300)}`).toBe('string')
     expect(requestId).toMatch(/^[A-Za-z0-9._:-]{8,128}$/)
     for (const leak of LEAKS) expect(res.body, `nothing internal in the body (${leak})`).not.toMatch(leak)
+    for (const secret of secrets) {
+      expect(res.body.includes(secret), `no credential echoed: ${res.body.slice(0, 300)}`).toBe(false)
+    }
     const contentType = String(res.headers['content-type'] ?? '')
+    if (isOAuthRoute(route)) oauthChecks.expectNoStore(res)
 
     if (status < 300) {
       // Valid by chance: the documented success body of the route it reached.
@@ -357,9 +461,15 @@ describeEachDatabase('fuzzing every route', (cloud: TestCloud) => {
       const body: unknown = res.json()
       const check = responseCheck(reached as RouteRecord, status)
       expect(check(body), `a ${status} body that breaks its schema: ${res.body.slice(0, 500)}`).toBe(true)
+      if (isOAuthRoute(route)) oauthChecks.expectSuccess(route, body as Record<string, unknown>)
       return
     }
 
+    // OAuth errors are RFC 6749 §5.2 JSON, with the RFC 9457 members beside.
+    if (isOAuthRoute(route)) {
+      oauthChecks.expectError(route, req, res)
+      return
+    }
     expect(contentType, 'an error is a problem').toMatch(/^application\/problem\+json/)
     const problem = JSON.parse(res.body) as Record<string, unknown>
     const checked = checkProblem(problem)
@@ -389,7 +499,7 @@ describeEachDatabase('fuzzing every route', (cloud: TestCloud) => {
 
   for (const route of FUZZED) {
     it(`${route.method} ${route.url}: ${RUNS} malformed requests get problems, never a 5xx`, async () => {
-      const requests = requestArbitrary(route, operationOf(route), ctx)
+      const requests = requestArbitrary(route, operationOf(route), isOAuthRoute(route) ? oauthCtx : ctx)
       await fc.assert(
         fc.asyncProperty(requests, async (req) => {
           const res = await withTimeout(cloud.app.inject(req), `${req.method} ${req.url.slice(0, 200)}`)
@@ -406,8 +516,15 @@ describeEachDatabase('fuzzing every route', (cloud: TestCloud) => {
         expect(total(400, 500), 'most requests are refused').toBeGreaterThan(RUNS / 4)
         expect(counts.get(401) ?? 0, 'some requests are unauthenticated').toBeGreaterThan(0)
       }
+      if (isOAuthRoute(route)) oauthChecks.expectCoverage(route)
     }, 120_000)
   }
+
+  it('kept every OAuth error_description to the characters RFC 6749 §5.2 allows', () => {
+    // Collected over the OAuth routes above, so that each of them ran to the end.
+    expect(oauthChecks.errors.size, 'the OAuth routes were fuzzed').toBeGreaterThan(0)
+    expect([...oauthChecks.badDescriptions]).toEqual([])
+  })
 
   for (const found of FOUND) {
     it(`found by fuzzing: ${found.title} is answered well formed, never a 5xx`, async () => {

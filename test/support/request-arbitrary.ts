@@ -53,7 +53,28 @@ export interface FuzzContext {
   timestamp: fc.Arbitrary<string>
   /** The Authorization header, or undefined for none. */
   authorization: fc.Arbitrary<string | undefined>
+  /**
+   * For form-encoded routes (the OAuth endpoints): how a client authenticates, by a header, by body
+   * parameters, or both at once. Without it, such routes get `authorization` and no such parameters.
+   */
+  clientAuthentication?: ClientAuthenticationStrategy
 }
+
+/** One way a client authenticated (or failed to): RFC 6749 §2.3.1 allows a header or body parameters. */
+export interface ClientAuthentication {
+  /** The Authorization header, or undefined for none. */
+  authorization: string | undefined
+  /** Body parameters (client_secret_post), merged into whatever body is sent. */
+  params: [name: string, value: string][]
+}
+
+export interface ClientAuthenticationStrategy {
+  /** The body fields it owns: the near-valid body leaves them out, so it alone decides them. */
+  fields: readonly string[]
+  arbitrary: fc.Arbitrary<ClientAuthentication>
+}
+
+export const FORM_CONTENT_TYPE = 'application/x-www-form-urlencoded'
 
 type Method = FuzzRequest['method']
 const METHODS_WITH_BODY = new Set<string>(['POST', 'PUT', 'PATCH'])
@@ -403,6 +424,242 @@ function bodyAndType(schema: JsonSchema | undefined, ctx: FuzzContext, hasBody: 
   return fc.oneof({ weight: 9, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: withBody })
 }
 
+/**
+ * RFC 6749 Appendix B: application/x-www-form-urlencoded as browsers and most libraries write it
+ * (a space is "+"). URLSearchParams replaces lone surrogates, so it never throws.
+ */
+export function formEncode(text: string): string {
+  return new URLSearchParams({ v: text }).toString().slice(2)
+}
+
+type FormEncoding = 'plus' | 'percent' | 'raw'
+
+/**
+ * Form text for pairs: "+" for spaces, or %20 (both decode the same), or nothing encoded (so a
+ * "&", "=", "+" or "%" in a value changes what the server reads). Raw pairs go as they are.
+ */
+function encodeForm(pairs: Pair[], encoding: FormEncoding): string {
+  return pairs
+    .map(([k, v, raw]) => {
+      if (raw) return v === '' ? k : `${k}=${v}`
+      if (encoding === 'plus') return `${formEncode(k)}=${formEncode(v)}`
+      if (encoding === 'percent') return `${encode(k)}=${encode(v)}`
+      return `${k}=${v}`
+    })
+    .join('&')
+}
+
+/** The same pairs as a JSON object, written out so that a repeated name stays repeated. */
+function jsonOfPairs(pairs: Pair[], odd: { index: number; value: unknown } | undefined): string {
+  const members = pairs
+    .filter(([, , raw]) => !raw)
+    .map(([k, v], i) => `${JSON.stringify(k)}:${JSON.stringify(odd?.index === i ? odd.value : v) ?? 'null'}`)
+  return `{${members.join(',')}}`
+}
+
+// Fragments of form text that no encoder writes: empty names, lone "=", broken %-escapes.
+const RAW_FORM_JUNK = [
+  '&',
+  '=',
+  '==',
+  '=x',
+  'a',
+  '%',
+  '%zz',
+  'a=%zz',
+  '%E0%A4=1',
+  '+=+',
+  '&&&',
+  'x=%00',
+  'x=1=2',
+]
+
+/** Values at and around the OAuth parameter limit (1024), and up to the form body limit (16 KiB). */
+const hugeText = fc.oneof(
+  fc.constantFrom(1023, 1024, 1025).map((n) => 'A'.repeat(n)),
+  fc.integer({ min: 1026, max: 17_000 }).map((n) => 'A'.repeat(n)),
+)
+
+type FormMutation = (pairs: Pair[]) => Pair[]
+
+function formMutation(names: readonly string[]): fc.Arbitrary<FormMutation> {
+  const at = (pairs: Pair[], n: number) => n % Math.max(pairs.length, 1)
+  const replaceValue =
+    (n: number, value: string, raw = false): FormMutation =>
+    (pairs) =>
+      pairs.length === 0
+        ? [[pick(names, n), value, raw]]
+        : pairs.map((p, i) => (i === at(pairs, n) ? [p[0], value, raw] : p))
+  return fc.oneof(
+    // RFC 6749 §3.2: a parameter given twice, with the same value or another.
+    {
+      weight: 4,
+      arbitrary: fc.tuple(fc.nat(), fc.option(badText)).map(
+        ([n, other]): FormMutation =>
+          (pairs) => {
+            const pair = pairs[at(pairs, n)] ?? [pick(names, n), 'x']
+            return [...pairs, [pair[0], other ?? pair[1]]]
+          },
+      ),
+    },
+    // Unknown parameters, which must be ignored.
+    {
+      weight: 3,
+      arbitrary: fc.tuple(nastyKey, badText).map(
+        ([k, v]): FormMutation =>
+          (pairs) => [...pairs, [k, v]],
+      ),
+    },
+    { weight: 4, arbitrary: fc.tuple(fc.nat(), badText).map(([n, v]) => replaceValue(n, v)) },
+    { weight: 2, arbitrary: fc.tuple(fc.nat(), hugeText).map(([n, v]) => replaceValue(n, v)) },
+    { weight: 2, arbitrary: fc.tuple(fc.nat(), undecodable).map(([n, v]) => replaceValue(n, v)) },
+    {
+      weight: 2,
+      arbitrary: fc.tuple(fc.nat(), fc.constantFrom(...PERCENT_JUNK)).map(
+        ([n, junk]) =>
+          (pairs: Pair[]) =>
+            replaceValue(n, `${encode(pairs[at(pairs, n)]?.[1] ?? '')}${junk}`, true)(pairs),
+      ),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.nat().map(
+        (n): FormMutation =>
+          (pairs) =>
+            pairs.filter((_, i) => i !== at(pairs, n)),
+      ),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom(...RAW_FORM_JUNK).map(
+        (junk): FormMutation =>
+          (pairs) => [...pairs, [junk, '', true]],
+      ),
+    },
+    {
+      // Names that are almost right: another case, brackets, a trailing space.
+      weight: 1,
+      arbitrary: fc
+        .tuple(
+          fc.nat(),
+          fc.constantFrom<(k: string) => string>(
+            (k) => k.toUpperCase(),
+            (k) => `${k}[]`,
+            (k) => `${k} `,
+          ),
+        )
+        .map(
+          ([n, rename]): FormMutation =>
+            (pairs) =>
+              pairs.map((p, i) => (i === at(pairs, n) ? [rename(p[0]), p[1]] : p)),
+        ),
+    },
+  )
+}
+
+const FORM_TYPES = [
+  `${FORM_CONTENT_TYPE};charset=UTF-8`,
+  `${FORM_CONTENT_TYPE}; charset=latin1`,
+  'Application/X-WWW-Form-Urlencoded',
+]
+
+const formContentType = fc.oneof(
+  { weight: 30, arbitrary: fc.constant(FORM_CONTENT_TYPE) },
+  { weight: 6, arbitrary: fc.constantFrom(...FORM_TYPES) },
+  { weight: 2, arbitrary: fc.constant(undefined) },
+  { weight: 4, arbitrary: fc.constantFrom(...ODD_CONTENT_TYPES) },
+)
+
+/** The form body limit of the OAuth endpoints: bodies are generated up to it and just past it. */
+const FORM_BODY_LIMIT = 16 * 1024
+
+/**
+ * A body for a route that takes forms (and JSON): near-valid parameters from the schema, the
+ * client's authentication parameters among them, then broken as forms get broken.
+ */
+function formBodyAndType(
+  schema: JsonSchema,
+  jsonSchema: JsonSchema | undefined,
+  ctx: FuzzContext,
+  authParams: ClientAuthentication['params'],
+): fc.Arbitrary<Body> {
+  const owned = new Set(ctx.clientAuthentication?.fields ?? [])
+  const properties = Object.entries(schema.properties ?? {}).filter(([name]) => !owned.has(name))
+  const required = new Set(schema.required ?? [])
+  const near = fc
+    .tuple(
+      ...properties.map(([name, property]) => {
+        const value = valueArbitrary(property, ctx, name).map((v): Pair => [name, String(v ?? '')])
+        if (required.has(name)) return value
+        // Fields with a hint are the ones a valid request needs: present more often than not.
+        const present = ctx.hints[name] ? 5 : 1
+        return fc.oneof(
+          { weight: present, arbitrary: value },
+          { weight: 2, arbitrary: fc.constant(undefined) },
+        )
+      }),
+      fc.nat(),
+    )
+    .map((items) => {
+      const n = items.at(-1) as number
+      const pairs = (items.slice(0, -1) as (Pair | undefined)[]).filter((p): p is Pair => p !== undefined)
+      pairs.splice(n % (pairs.length + 1), 0, ...authParams)
+      return pairs
+    })
+  const names = [...properties.map(([name]) => name), ...authParams.map(([name]) => name)]
+  const mutated = fc
+    .tuple(
+      near,
+      fc.oneof(
+        { weight: 2, arbitrary: fc.constant([]) },
+        {
+          weight: 3,
+          arbitrary: fc.array(formMutation(names.length > 0 ? names : ['x']), { minLength: 1, maxLength: 3 }),
+        },
+      ),
+    )
+    .map(([pairs, changes]) => changes.reduce((acc, change) => change(acc), pairs))
+  const encoding = fc.oneof(
+    { weight: 6, arbitrary: fc.constant<FormEncoding>('plus') },
+    { weight: 3, arbitrary: fc.constant<FormEncoding>('percent') },
+    { weight: 1, arbitrary: fc.constant<FormEncoding>('raw') },
+  )
+  const formText = fc.tuple(mutated, encoding).map(([pairs, how]) => encodeForm(pairs, how))
+  const jsonText = fc
+    .tuple(mutated, fc.option(fc.tuple(fc.nat(), badValue)))
+    .map(([pairs, odd]) =>
+      jsonOfPairs(
+        pairs,
+        odd === null ? undefined : { index: odd[0] % Math.max(pairs.length, 1), value: odd[1] },
+      ),
+    )
+  return fc.oneof(
+    { weight: 24, arbitrary: fc.record({ payload: formText, contentType: formContentType }) },
+    { weight: 8, arbitrary: fc.record({ payload: jsonText, contentType: contentType }) },
+    {
+      // The body and its Content-Type disagree.
+      weight: 2,
+      arbitrary: fc.oneof(
+        fc.record({ payload: formText, contentType: fc.constant<string | undefined>('application/json') }),
+        fc.record({ payload: jsonText, contentType: fc.constant<string | undefined>(FORM_CONTENT_TYPE) }),
+      ),
+    },
+    // JSON's own breakage: bad fragments, deep nesting, wrong bytes, a megabyte.
+    { weight: 3, arbitrary: fc.record({ payload: bodyArbitrary(jsonSchema, ctx), contentType }) },
+    {
+      weight: 1,
+      arbitrary: fc.tuple(formText, fc.integer({ min: -64, max: 64 })).map(([text, delta]): Body => {
+        const prefix = `${text}&padding=`
+        return {
+          payload: prefix + 'x'.repeat(Math.max(FORM_BODY_LIMIT + delta - prefix.length, 0)),
+          contentType: FORM_CONTENT_TYPE,
+        }
+      }),
+    },
+    { weight: 1, arbitrary: formContentType.map((ct): Body => ({ contentType: ct })) },
+  )
+}
+
 function badParamValue(param: OpenApiParameter, ctx: FuzzContext): fc.Arbitrary<string> {
   const schema = param.schema ?? {}
   const specific: fc.WeightedArbitrary<string>[] = [{ weight: 2, arbitrary: badText }]
@@ -640,11 +897,24 @@ export function requestArbitrary(
       ]),
     ),
   )
-  const body = bodyAndType(
-    operation.requestBody?.content?.['application/json']?.schema,
-    ctx,
-    METHODS_WITH_BODY.has(method),
-  )
+  const jsonSchema = operation.requestBody?.content?.['application/json']?.schema
+  const formSchema = operation.requestBody?.content?.[FORM_CONTENT_TYPE]?.schema
+  // A form route's client authentication decides the header and some body parameters together.
+  const authenticated: fc.Arbitrary<{ authorization: string | undefined; body: Body }> =
+    formSchema && METHODS_WITH_BODY.has(method)
+      ? (
+          ctx.clientAuthentication?.arbitrary ??
+          ctx.authorization.map((authorization): ClientAuthentication => ({ authorization, params: [] }))
+        ).chain((credentials) =>
+          formBodyAndType(formSchema, jsonSchema, ctx, credentials.params).map((body) => ({
+            authorization: credentials.authorization,
+            body,
+          })),
+        )
+      : fc.record({
+          authorization: ctx.authorization,
+          body: bodyAndType(jsonSchema, ctx, METHODS_WITH_BODY.has(method)),
+        })
   return fc
     .record({
       path: fc.tuple(...segments).map((s) => `/${s.join('/')}`),
@@ -652,7 +922,7 @@ export function requestArbitrary(
         params.filter((p) => p.in === 'query'),
         ctx,
       ),
-      authorization: ctx.authorization,
+      authenticated,
       headerValues,
       requestId,
       accept: fc.oneof(
@@ -662,14 +932,14 @@ export function requestArbitrary(
           arbitrary: fc.constantFrom('text/html', 'application/xml', '*/*', 'application/problem+json'),
         },
       ),
-      body,
       // A Content-Length that does not match the body; rare, as it hides everything after it.
       wrongLength: fc.oneof(
         { weight: 30, arbitrary: fc.constant(undefined) },
         { weight: 1, arbitrary: fc.integer({ min: -1, max: 2_000_000 }) },
       ),
     })
-    .map(({ path, query, authorization, headerValues, requestId, accept, body, wrongLength }) => {
+    .map(({ path, query, authenticated, headerValues, requestId, accept, wrongLength }) => {
+      const { authorization, body } = authenticated
       const headers: Record<string, string> = {}
       for (const [k, v] of Object.entries(headerValues)) if (typeof v === 'string') headers[k] = v
       if (authorization !== undefined) headers.authorization = authorization

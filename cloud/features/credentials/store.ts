@@ -1,7 +1,20 @@
 import type { Kysely, Transaction } from 'kysely'
+import { prepareQuery } from '../../db/prepared-query.js'
 import type { ApiKeysTable, Database } from '../../db/schema.js'
 
 type Executor = Kysely<Database> | Transaction<Database>
+
+// On every request: built and compiled once (see prepareQuery).
+const findByHash = prepareQuery(
+  (db, keyHash: string) =>
+    db
+      .selectFrom('api_keys')
+      .innerJoin('tenants', 'tenants.id', 'api_keys.tenant_id')
+      .selectAll('api_keys')
+      .select(['tenants.time_zone', 'tenants.backfill_days'])
+      .where('api_keys.key_hash', '=', keyHash),
+  ['key_hash'],
+)
 
 export interface ApiKeyWithTenant extends ApiKeysTable {
   time_zone: string
@@ -62,12 +75,6 @@ export class ApiKeyStore {
    * of a CSPRNG secret, so finding a row by it reveals nothing about other tenants' keys.
    */
   async findByHashForAuthentication(keyHash: string): Promise<ApiKeyWithTenant | undefined> {
-    return this.db
-      .selectFrom('api_keys')
-      .innerJoin('tenants', 'tenants.id', 'api_keys.tenant_id')
-      .selectAll('api_keys')
-      .select(['tenants.time_zone', 'tenants.backfill_days'])
-      .where('api_keys.key_hash', '=', keyHash)
-      .executeTakeFirst()
+    return (await findByHash(this.db, keyHash))[0]
   }
 }

@@ -199,7 +199,8 @@ export class OAuthAppService {
    * constant time, so the time taken says nothing about how much of a secret was right.
    */
   async authenticateClient(clientId: string, clientSecret: string): Promise<AuthenticatedClient | undefined> {
-    if (clientId.length === 0 || clientId.length > 128) return undefined
+    // A client id we could never have issued is not looked up (PostgreSQL refuses some, such as NUL).
+    if (!CLIENT_ID_PATTERN.test(clientId)) return undefined
     const found: ClientForAuthentication | undefined = await new OAuthAppStore(
       this.deps.db,
     ).findClientForAuthentication(clientId, this.deps.now())

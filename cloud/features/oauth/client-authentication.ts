@@ -22,14 +22,13 @@ function formDecode(value: string): string | undefined {
   }
 }
 
-/** RFC 6749 §5.2: a client that tried HTTP Basic (or nothing) gets a 401 with a Basic challenge. */
-export function invalidClient(description: string, challenge: boolean): OAuthError {
-  return new OAuthError(
-    'invalid_client',
-    description,
-    401,
-    challenge ? { 'www-authenticate': BASIC_CHALLENGE } : {},
-  )
+/**
+ * RFC 6749 §5.2: a client that failed to authenticate gets a 401. Every 401 names a scheme
+ * (RFC 9110 §15.5.2), and Basic is the one RFC 6749 §2.3.1 requires, so it always carries that
+ * challenge, whichever method the client tried.
+ */
+export function invalidClient(description: string): OAuthError {
+  return new OAuthError('invalid_client', description, 401, { 'www-authenticate': BASIC_CHALLENGE })
 }
 
 /**
@@ -45,13 +44,13 @@ export function clientCredentials(request: FastifyRequest): ClientCredentials {
   if (header !== undefined) {
     const m = /^Basic +([A-Za-z0-9+/]+=*) *$/i.exec(header)
     if (!m?.[1])
-      throw invalidClient('The Authorization header must be "Basic <base64(client_id:client_secret)>".', true)
+      throw invalidClient('The Authorization header must be Basic base64(client_id:client_secret).')
     const decoded = Buffer.from(m[1], 'base64').toString('utf8')
     const colon = decoded.indexOf(':')
     const clientId = colon < 0 ? undefined : formDecode(decoded.slice(0, colon))
     const clientSecret = colon < 0 ? undefined : formDecode(decoded.slice(colon + 1))
     if (!clientId || clientSecret === undefined) {
-      throw invalidClient('The Basic credentials must be form-encoded client_id:client_secret.', true)
+      throw invalidClient('The Basic credentials must be form-encoded client_id:client_secret.')
     }
     // A client may name itself in the body as well (RFC 6749 §3.2.1), but not authenticate twice.
     if (body.client_secret !== undefined || (body.client_id !== undefined && body.client_id !== clientId)) {
@@ -65,6 +64,7 @@ export function clientCredentials(request: FastifyRequest): ClientCredentials {
   if (typeof body.client_id === 'string' && typeof body.client_secret === 'string' && body.client_id !== '') {
     return { clientId: body.client_id, clientSecret: body.client_secret, method: 'client_secret_post' }
   }
-  if (inBody) throw new OAuthError('invalid_request', 'client_id and client_secret must each be given once.')
-  throw invalidClient('Client authentication is required (HTTP Basic, or client_id and client_secret).', true)
+  // RFC 6749 §5.2: a client that sent no usable credentials is invalid_client, not invalid_request.
+  if (inBody) throw invalidClient('client_id and client_secret must both be given, once each, as text.')
+  throw invalidClient('Client authentication is required (HTTP Basic, or client_id and client_secret).')
 }

@@ -22,10 +22,11 @@ const MetadataSchema = Type.Object(
 )
 
 /** RFC 8414: what an OAuth client library needs to know to talk to us, at the well-known path. */
-export const oauthMetadataRoute: FastifyPluginAsync<{ issuer: (request: FastifyRequest) => string }> = async (
-  app,
-  { issuer },
-) => {
+export const oauthMetadataRoute: FastifyPluginAsync<{
+  issuer: (request: FastifyRequest) => string
+  /** Whether the issuer is configured; if it comes from the request's Host, caches must not share it. */
+  fixedIssuer: boolean
+}> = async (app, { issuer, fixedIssuer }) => {
   app.get(
     '/.well-known/oauth-authorization-server',
     {
@@ -37,7 +38,7 @@ export const oauthMetadataRoute: FastifyPluginAsync<{ issuer: (request: FastifyR
     },
     async (request, reply) => {
       const base = issuer(request)
-      reply.header('cache-control', 'public, max-age=3600')
+      reply.header('cache-control', fixedIssuer ? 'public, max-age=3600' : 'no-cache')
       return {
         issuer: base,
         token_endpoint: `${base}/api/oauth/token`,

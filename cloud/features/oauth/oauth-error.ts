@@ -29,6 +29,24 @@ export class OAuthError extends Error {
   }
 }
 
+/** A fixed title per OAuth error code (RFC 9457 §3.1.3: the title does not change between occurrences). */
+const TITLES: Record<OAuthErrorCode, string> = {
+  invalid_request: 'The OAuth request is not valid',
+  invalid_client: 'Client authentication failed',
+  invalid_grant: 'The grant is not valid',
+  unauthorized_client: 'The client may not do this',
+  unsupported_grant_type: 'The grant type is not supported',
+  invalid_scope: 'The scope is not valid',
+  unsupported_token_type: 'The token type is not supported',
+  temporarily_unavailable: 'Try again later',
+  server_error: 'Internal error',
+}
+
+/** RFC 6749 §5.2: error_description is printable ASCII without `"` and `\`; anything else becomes `?`. */
+function asDescription(text: string): string {
+  return text.replace(/[^\x20\x21\x23-\x5B\x5D-\x7E]/g, '?')
+}
+
 /**
  * The body of an OAuth error: RFC 6749 §5.2's `error` and `error_description`, with the RFC 9457
  * members beside them, so OAuth libraries and our own tooling both read it. Both RFCs allow extra
@@ -36,12 +54,14 @@ export class OAuthError extends Error {
  */
 export function oauthErrorBody(error: OAuthError, requestId: string): OAuthErrorBody {
   const code = error.problemCode ?? `oauth_${error.error}`
+  const description = asDescription(error.description)
   return {
     error: error.error,
-    error_description: error.description,
+    error_description: description,
     type: problemType(code),
-    title: error.description,
+    title: TITLES[error.error],
     status: error.status,
+    detail: description,
     code,
     instance: `urn:hajri:request:${requestId}`,
   }
@@ -56,9 +76,14 @@ const FROM_PROBLEM: Partial<Record<ProblemCode, 'temporarily_unavailable'>> = {
 export function fromAppError(error: AppError): OAuthError {
   if (error.status >= 500)
     return new OAuthError('server_error', PROBLEM_CATALOG.internal_error.title, error.status)
+  // The OAuth endpoints take form bodies first (RFC 6749 §4.4.2), unlike the rest of the API.
+  const description =
+    error.code === 'unsupported_media_type'
+      ? 'Send the body as application/x-www-form-urlencoded (or application/json).'
+      : (error.detail ?? error.title)
   return new OAuthError(
     FROM_PROBLEM[error.code] ?? 'invalid_request',
-    error.detail ?? error.title,
+    description,
     error.status,
     error.headers,
     error.code,

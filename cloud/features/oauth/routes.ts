@@ -57,10 +57,7 @@ async function authenticate(apps: OAuthAppService, request: FastifyRequest): Pro
   const credentials = clientCredentials(request)
   const client = await apps.authenticateClient(credentials.clientId, credentials.clientSecret)
   if (!client) {
-    throw invalidClient(
-      'Unknown client, wrong secret, or a revoked app.',
-      credentials.method === 'client_secret_basic',
-    )
+    throw invalidClient('Unknown client, wrong secret, or a revoked app.')
   }
   return client
 }

@@ -1,7 +1,27 @@
 import type { Kysely, Transaction } from 'kysely'
+import { prepareQuery } from '../../db/prepared-query.js'
 import type { Database, OAuthTokensTable } from '../../db/schema.js'
 
 type Executor = Kysely<Database> | Transaction<Database>
+
+// On every request made with a token: built and compiled once (see prepareQuery).
+const findByHash = prepareQuery(
+  (db, tokenHash: string) =>
+    db
+      .selectFrom('oauth_tokens')
+      .innerJoin('oauth_apps', 'oauth_apps.id', 'oauth_tokens.app_id')
+      .innerJoin('tenants', 'tenants.id', 'oauth_tokens.tenant_id')
+      .selectAll('oauth_tokens')
+      .select([
+        'oauth_apps.client_id',
+        'oauth_apps.rate_limit_per_minute as app_rate_limit_per_minute',
+        'oauth_apps.revoked_at as app_revoked_at',
+        'tenants.time_zone',
+        'tenants.backfill_days',
+      ])
+      .where('oauth_tokens.token_hash', '=', tokenHash),
+  ['token_hash'],
+)
 
 export type TokenRow = OAuthTokensTable
 
@@ -39,20 +59,7 @@ export class TokenStore {
    * revocation ends every token at once, and its tenant.
    */
   async findByHashForAuthentication(tokenHash: string): Promise<TokenForAuthentication | undefined> {
-    return this.db
-      .selectFrom('oauth_tokens')
-      .innerJoin('oauth_apps', 'oauth_apps.id', 'oauth_tokens.app_id')
-      .innerJoin('tenants', 'tenants.id', 'oauth_tokens.tenant_id')
-      .selectAll('oauth_tokens')
-      .select([
-        'oauth_apps.client_id',
-        'oauth_apps.rate_limit_per_minute as app_rate_limit_per_minute',
-        'oauth_apps.revoked_at as app_revoked_at',
-        'tenants.time_zone',
-        'tenants.backfill_days',
-      ])
-      .where('oauth_tokens.token_hash', '=', tokenHash)
-      .executeTakeFirst()
+    return (await findByHash(this.db, tokenHash))[0]
   }
 
   /** Housekeeping across tenants: tokens that expired before `before` can never be used again. */

@@ -1,0 +1,29 @@
+import type { CompiledQuery, Kysely, Transaction } from 'kysely'
+import type { Database } from './schema.js'
+
+type Executor = Kysely<Database> | Transaction<Database>
+
+/**
+ * A query built and compiled once, run with new parameter values: for the few lookups on every
+ * request (authentication), where Kysely's building and compiling would cost as much as the query.
+ * `build` receives placeholder values and must use each exactly once, in the order given; the
+ * compiled parameters are checked against them, so a query that does otherwise fails at startup.
+ */
+export function prepareQuery<Args extends unknown[], Row>(
+  build: (db: Executor, ...placeholders: Args) => { compile(): CompiledQuery<Row> },
+  placeholders: Args,
+) {
+  const compiled = new WeakMap<object, CompiledQuery<Row>>()
+  return async (db: Executor, ...args: Args): Promise<Row[]> => {
+    let query = compiled.get(db)
+    if (!query) {
+      query = build(db, ...placeholders).compile()
+      if (JSON.stringify(query.parameters) !== JSON.stringify(placeholders)) {
+        throw new Error(`prepared query does not use its parameters once each, in order: ${query.sql}`)
+      }
+      compiled.set(db, query)
+    }
+    const result = await db.executeQuery<Row>({ ...query, parameters: args })
+    return result.rows
+  }
+}
