@@ -1,19 +1,64 @@
 #!/usr/bin/env node
+import { realpath } from 'node:fs/promises'
+import { fileURLToPath } from 'node:url'
+import { type AgentCommand, type AgentIo, AgentUsageError } from './commands/agent-command.js'
+
+export const USAGE = `hajri-agent: reads biometric devices and forwards their punches to Hajri
+
+Usage:
+  hajri-agent run --config agent.yaml            run the agent
+  hajri-agent check-config --config agent.yaml   check a configuration file (exit 2 on errors)
+  hajri-agent status [--url http://127.0.0.1:9410] [--json]
+  hajri-agent dead-letters list [--config agent.yaml] [--json]
+  hajri-agent dead-letters replay [--config agent.yaml] [--reason R] [--device D]
+  hajri-agent dead-letters export [--config agent.yaml] [--format json|csv]
+  hajri-agent schema                             print the configuration's JSON Schema
+
+See deploy/agent.example.yaml for every setting.`
+
 /**
- * hajri-agent: the on-premise gateway that reads biometric devices and forwards their punches
- * (DESIGN.md §5). Its commands (run, check-config, status, dead-letters) arrive with issue 4; until
- * then this entry point says so plainly rather than pretending to work.
+ * Commands by name ("group sub" for two-word commands), loaded when run: `status` stays quick
+ * because it loads no broker, serial or spool code.
  */
-const USAGE = `hajri-agent: the Hajri site agent
+export const AGENT_COMMANDS: Record<string, () => Promise<AgentCommand>> = {}
 
-The agent is not built yet: its commands (run, check-config, status, dead-letters)
-arrive in a later release. Until then, send punches to the cloud API directly
-(POST /api/public/v1/attendance/punches); see the README.`
+export async function runAgentCli(argv: readonly string[], io: AgentIo): Promise<number> {
+  const [name, ...rest] = argv
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    io.stdout(`${USAGE}\n`)
+    return 0
+  }
+  const sub = rest[0]
+  const load = AGENT_COMMANDS[`${name} ${sub}`] ?? AGENT_COMMANDS[name]
+  if (!load) {
+    io.stderr(`hajri-agent: unknown command "${argv.join(' ')}"\n\n${USAGE}\n`)
+    return 2
+  }
+  const args = AGENT_COMMANDS[`${name} ${sub}`] ? rest.slice(1) : rest
+  try {
+    return await (await load())(args, io)
+  } catch (err) {
+    if (err instanceof AgentUsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      io.stderr(`hajri-agent: ${(err as Error).message}\n\n${USAGE}\n`)
+      return 2
+    }
+    io.stderr(`hajri-agent: ${err instanceof Error ? err.message : String(err)}\n`)
+    return 1
+  }
+}
 
-const args = process.argv.slice(2)
-if (args.length === 0 || args.includes('--help') || args.includes('-h')) {
-  process.stdout.write(`${USAGE}\n`)
-} else {
-  process.stderr.write(`hajri-agent: "${args.join(' ')}" is not available yet\n\n${USAGE}\n`)
-  process.exitCode = 2
+async function isEntryPoint(): Promise<boolean> {
+  const script = process.argv[1]
+  if (!script) return false
+  return (await realpath(script).catch(() => script)) === fileURLToPath(import.meta.url)
+}
+
+if (await isEntryPoint()) {
+  process.exitCode = await runAgentCli(process.argv.slice(2), {
+    env: process.env,
+    cwd: process.cwd(),
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    isTty: process.stdout.isTTY === true,
+  })
 }

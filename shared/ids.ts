@@ -14,6 +14,7 @@ export const ID_PREFIXES = {
   clientSecret: 'sec',
   accessToken: 'tok',
   auditEntry: 'aud',
+  deadLetter: 'dlt',
 } as const
 
 export type IdKind = keyof typeof ID_PREFIXES

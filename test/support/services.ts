@@ -63,3 +63,30 @@ export function redisAvailability(): Promise<Availability> {
   })
   return redis
 }
+
+export const MOSQUITTO_URL = process.env.HAJRI_TEST_MOSQUITTO_URL || 'mqtt://127.0.0.1:1883'
+
+let mosquitto: Promise<Availability> | undefined
+
+/** An MQTT broker such as Mosquitto (for the agent's external-broker mode). */
+export function mosquittoAvailability(): Promise<Availability> {
+  mosquitto ??= check('Mosquitto', MOSQUITTO_URL, 'HAJRI_TEST_MOSQUITTO_URL', async () => {
+    const { connectAsync } = await import('mqtt')
+    const client = await connectAsync(MOSQUITTO_URL, { connectTimeout: 3000, reconnectPeriod: 0 })
+    await client.endAsync()
+  })
+  return mosquitto
+}
+
+let socat: Promise<Availability> | undefined
+
+/** socat, for pseudo-terminal pairs that stand in for a serial cable with the real serialport bindings. */
+export function socatAvailability(): Promise<Availability> {
+  socat ??= check('socat', 'PATH', 'PATH (install the socat package)', async () => {
+    const { execFile } = await import('node:child_process')
+    await new Promise<void>((resolve, reject) =>
+      execFile('socat', ['-V'], (err) => (err ? reject(new Error('socat is not installed')) : resolve())),
+    )
+  })
+  return socat
+}

@@ -1,0 +1,259 @@
+import { type Static, Type } from '@sinclair/typebox'
+import { StringEnum } from '../../shared/schema-helpers.js'
+
+/**
+ * The agent's configuration (DESIGN.md §5): one YAML file, checked against this schema before
+ * anything starts. Defaults live here and nowhere else. Names may be added, never changed: IT staff
+ * have files written against them. `agent.schema.json` is generated from this (`hajri-agent schema`).
+ */
+
+const Id = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' })
+const TimeZone = Type.String({ minLength: 1, description: 'IANA time zone, e.g. Asia/Kolkata.' })
+const PunchType = StringEnum(['IN', 'OUT'] as const)
+const SecretFile = Type.String({
+  minLength: 1,
+  description: 'A file holding the secret (trailing newline ignored).',
+})
+
+/** `2GiB`, `500MB`, `1048576`: bytes with an optional unit. */
+const ByteSize = (options: { default: string; description: string }) =>
+  Type.Union(
+    [
+      Type.Integer({ minimum: 1 }),
+      Type.String({ pattern: '^\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB|TB|TiB)?$' }),
+    ],
+    options,
+  )
+
+const Tls = Type.Object(
+  {
+    certFile: Type.String({ minLength: 1 }),
+    keyFile: Type.String({ minLength: 1 }),
+    caFile: Type.Optional(Type.String({ minLength: 1 })),
+  },
+  {
+    additionalProperties: false,
+    description: 'PEM files. With caFile, clients must present a certificate it signed.',
+  },
+)
+
+const MqttUser = Type.Object(
+  {
+    username: Type.String({ minLength: 1, maxLength: 128 }),
+    password: Type.Optional(Type.String({ minLength: 1 })),
+    passwordFile: Type.Optional(SecretFile),
+  },
+  { additionalProperties: false },
+)
+
+const EmbeddedBroker = Type.Object(
+  {
+    host: Type.String({ default: '0.0.0.0', description: 'Address the broker listens on.' }),
+    port: Type.Integer({ minimum: 1, maximum: 65535, default: 1883 }),
+    tls: Type.Optional(Tls),
+    users: Type.Array(MqttUser, {
+      default: [],
+      description: 'Who may connect. With none, any client may connect: only on a closed device network.',
+    }),
+  },
+  { additionalProperties: false },
+)
+
+const ExternalBroker = Type.Object(
+  {
+    url: Type.String({
+      pattern: '^(mqtts?|wss?|tcp|ssl)://',
+      description: 'The site broker, e.g. mqtt://broker:1883.',
+    }),
+    clientId: Type.String({
+      minLength: 1,
+      maxLength: 128,
+      description:
+        'Fixed, so the broker keeps this session (and its unacknowledged punches) across restarts.',
+    }),
+    username: Type.Optional(Type.String({ minLength: 1 })),
+    password: Type.Optional(Type.String({ minLength: 1 })),
+    passwordFile: Type.Optional(SecretFile),
+    caFile: Type.Optional(Type.String({ minLength: 1 })),
+  },
+  { additionalProperties: false },
+)
+
+const MqttDevice = Type.Object(
+  {
+    topic: Type.String({
+      minLength: 1,
+      description: 'The topic the device publishes on; + and # wildcards allowed.',
+    }),
+    format: StringEnum(['json', 'zk-attlog'] as const, { default: 'json' }),
+  },
+  { additionalProperties: false },
+)
+
+const LineFraming = Type.Object(
+  {
+    type: Type.Literal('line'),
+    delimiter: Type.String({
+      minLength: 1,
+      default: '\n',
+      description: 'What ends a record; \\r before it is dropped.',
+    }),
+  },
+  { additionalProperties: false },
+)
+
+const StxEtxFraming = Type.Object(
+  { type: Type.Literal('stx-etx') },
+  { additionalProperties: false, description: 'Records between STX (0x02) and ETX (0x03).' },
+)
+
+const CsvOptions = Type.Object(
+  {
+    delimiter: Type.String({ minLength: 1, maxLength: 1, default: ',' }),
+    columns: Type.Object(
+      {
+        employeeCode: Type.Integer({ minimum: 0 }),
+        punchedAt: Type.Optional(Type.Integer({ minimum: 0 })),
+        status: Type.Optional(Type.Integer({ minimum: 0 })),
+        punchType: Type.Optional(Type.Integer({ minimum: 0 })),
+      },
+      { additionalProperties: false, description: 'Zero-based column of each field.' },
+    ),
+  },
+  { additionalProperties: false },
+)
+
+const SerialDevice = Type.Object(
+  {
+    path: Type.String({ minLength: 1, description: 'e.g. /dev/ttyUSB0, /dev/serial/by-id/..., COM3.' }),
+    baudRate: Type.Integer({ minimum: 50, maximum: 4_000_000, default: 9600 }),
+    dataBits: Type.Union([Type.Literal(5), Type.Literal(6), Type.Literal(7), Type.Literal(8)], {
+      default: 8,
+    }),
+    parity: StringEnum(['none', 'even', 'odd', 'mark', 'space'] as const, { default: 'none' }),
+    stopBits: Type.Union([Type.Literal(1), Type.Literal(1.5), Type.Literal(2)], { default: 1 }),
+    framing: Type.Union([LineFraming, StxEtxFraming], { default: { type: 'line', delimiter: '\n' } }),
+    format: StringEnum(['zk-attlog', 'csv', 'json'] as const, { default: 'zk-attlog' }),
+    csv: Type.Optional(CsvOptions),
+  },
+  { additionalProperties: false },
+)
+
+const Device = Type.Object(
+  {
+    id: Id,
+    timezone: Type.Optional(TimeZone),
+    mqtt: Type.Optional(MqttDevice),
+    serial: Type.Optional(SerialDevice),
+    statusMap: Type.Optional(
+      Type.Record(Type.String({ pattern: '^\\d{1,3}$' }), PunchType, {
+        description:
+          'Device status number → IN/OUT (ZKTeco: 0 check-in, 1 check-out, 2 break-out, 3 break-in, 4 overtime-in, 5 overtime-out).',
+      }),
+    ),
+    punchType: Type.Optional(PunchType),
+  },
+  { additionalProperties: false },
+)
+
+export const AgentConfigSchema = Type.Object(
+  {
+    site: Type.Object(
+      {
+        id: Id,
+        timezone: Type.String({ minLength: 1, default: 'Asia/Kolkata' }),
+        clockFloor: Type.String({
+          format: 'date-time',
+          default: '2020-01-01T00:00:00Z',
+          description:
+            'A punch dated before this is a device with a reset clock: parked as device_clock_invalid.',
+        }),
+      },
+      { additionalProperties: false },
+    ),
+    cloud: Type.Object(
+      {
+        url: Type.String({ pattern: '^https?://', description: 'e.g. https://hajri.example.com' }),
+        clientId: Type.String({ minLength: 1, maxLength: 128 }),
+        clientSecret: Type.Optional(Type.String({ minLength: 1 })),
+        clientSecretFile: Type.Optional(SecretFile),
+        scope: Type.String({ default: 'attendance:write' }),
+        timeoutSeconds: Type.Integer({ minimum: 1, maximum: 300, default: 15 }),
+        concurrency: Type.Integer({
+          minimum: 1,
+          maximum: 16,
+          default: 2,
+          description: 'Requests in flight at once.',
+        }),
+        batchSize: Type.Integer({ minimum: 1, maximum: 500, default: 500 }),
+      },
+      { additionalProperties: false },
+    ),
+    spool: Type.Object(
+      {
+        dir: Type.String({ minLength: 1, default: './spool' }),
+        maxBytes: ByteSize({
+          default: '2GiB',
+          description:
+            'When the spool holds this much, MQTT punches are refused (not acknowledged) and an alarm raised.',
+        }),
+        chunkPunches: Type.Integer({
+          minimum: 1,
+          maximum: 10_000,
+          default: 500,
+          description: 'Punches per chunk file at most.',
+        }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    status: Type.Object(
+      {
+        listen: Type.String({
+          pattern: '^[^:]+:\\d{1,5}$|^\\[[0-9a-fA-F:]+\\]:\\d{1,5}$',
+          default: '127.0.0.1:9410',
+          description: 'host:port of the local status, health and metrics listener.',
+        }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    log: Type.Object(
+      {
+        level: StringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, {
+          default: 'info',
+        }),
+        pretty: Type.Optional(
+          Type.Boolean({ description: 'Human-readable lines; default: when stdout is a terminal.' }),
+        ),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    mqtt: Type.Optional(
+      Type.Object(
+        { embedded: Type.Optional(EmbeddedBroker), external: Type.Optional(ExternalBroker) },
+        { additionalProperties: false },
+      ),
+    ),
+    devices: Type.Array(Device, { minItems: 1 }),
+  },
+  { additionalProperties: false, title: 'hajri-agent configuration' },
+)
+
+/** The file as written, defaults applied. */
+export type AgentConfigFile = Static<typeof AgentConfigSchema>
+
+/**
+ * The configuration the agent runs with: the file with defaults applied, `${ENV}` substituted,
+ * every `...File` secret read into its field, and sizes in bytes.
+ */
+export type AgentConfig = Omit<AgentConfigFile, 'cloud' | 'spool' | 'mqtt'> & {
+  cloud: Omit<AgentConfigFile['cloud'], 'clientSecretFile'> & { clientSecret: string }
+  spool: Omit<AgentConfigFile['spool'], 'maxBytes'> & { maxBytes: number }
+  mqtt?: {
+    embedded?: Omit<NonNullable<NonNullable<AgentConfigFile['mqtt']>['embedded']>, 'users'> & {
+      users: { username: string; password: string }[]
+    }
+    external?: Omit<NonNullable<NonNullable<AgentConfigFile['mqtt']>['external']>, 'passwordFile'>
+  }
+}
+
+export type DeviceConfig = AgentConfig['devices'][number]

@@ -1,0 +1,50 @@
+import { EventEmitter } from 'node:events'
+import type { Logger } from 'pino'
+
+/** What happens in the agent, for status, metrics and logs to follow (zigbee2mqtt-style event bus). */
+export interface AgentEvents {
+  /** A device's transport changed state (a serial port opened or vanished, an MQTT client came or went). */
+  deviceState: { deviceId: string; state: 'connected' | 'disconnected' | 'waiting'; detail?: string }
+  /** Punches of a device reached the spool. */
+  punchesSpooled: { deviceId: string; count: number; lastPunchedAt: string; skewSeconds: number | undefined }
+  /** A frame could not be read. */
+  frameMalformed: { deviceId: string; error: string }
+  /** Punches or frames went to dead letters. */
+  deadLettered: { deviceId: string; reason: string; count: number }
+  /** The spool refused punches: full, or the disk is. */
+  spoolFull: { bytes: number; maxBytes: number }
+  /** Punches the cloud has accepted (created or duplicate). */
+  punchesForwarded: { count: number }
+  /** A request to the cloud failed and will be retried. */
+  forwardFailed: { error: string; retryInMs: number }
+}
+
+type Listener<K extends keyof AgentEvents> = (event: AgentEvents[K]) => void
+
+/**
+ * A typed event bus whose listeners cannot crash the daemon: a listener that throws is logged and
+ * the others still run.
+ */
+export class EventBus {
+  private readonly emitter = new EventEmitter()
+
+  constructor(private readonly log: Logger) {
+    this.emitter.setMaxListeners(100)
+  }
+
+  on<K extends keyof AgentEvents>(name: K, listener: Listener<K>): () => void {
+    const safe = (event: AgentEvents[K]) => {
+      try {
+        listener(event)
+      } catch (err) {
+        this.log.error({ err, event: name }, 'event listener failed')
+      }
+    }
+    this.emitter.on(name, safe)
+    return () => this.emitter.off(name, safe)
+  }
+
+  emit<K extends keyof AgentEvents>(name: K, event: AgentEvents[K]): void {
+    this.emitter.emit(name, event)
+  }
+}

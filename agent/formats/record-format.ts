@@ -1,0 +1,24 @@
+import type { DeviceConfig } from '../config/schema.js'
+import type { Transport } from '../intake/punch-sink.js'
+import type { FrameParse } from '../punch/device-punch.js'
+import { csvPunchParser } from './csv-punch.js'
+import { parseJsonPunches } from './json-punch.js'
+import { parseZkAttlog } from './zk-attlog.js'
+
+export type RecordFormat = (frame: string) => FrameParse
+
+/** The parser for what a device sends over a transport, as its configuration names it. */
+export function recordFormat(device: DeviceConfig, transport: Transport): RecordFormat {
+  const name = transport === 'mqtt' ? (device.mqtt?.format ?? 'json') : (device.serial?.format ?? 'zk-attlog')
+  switch (name) {
+    case 'zk-attlog':
+      return parseZkAttlog
+    case 'json':
+      return parseJsonPunches
+    case 'csv': {
+      const csv = device.serial?.csv
+      if (!csv) throw new Error(`device ${device.id}: format csv needs serial.csv.columns`)
+      return csvPunchParser(csv.columns, csv.delimiter)
+    }
+  }
+}

@@ -1,0 +1,118 @@
+import type { Logger } from 'pino'
+import { nowMicros, parseTimestamp } from '../../shared/time.js'
+import type { AgentConfig, DeviceConfig } from '../config/schema.js'
+import type { EventBus } from '../events.js'
+import { type RecordFormat, recordFormat } from '../formats/record-format.js'
+import { type NormalizeContext, normalizePunch } from '../punch/normalize.js'
+import type { SpooledPunch } from '../punch/spooled-punch.js'
+import type { DeadLetters, NewDeadLetter } from '../spool/dead-letters.js'
+import type { Spool } from '../spool/spool.js'
+import type { PunchSink, Transport } from './punch-sink.js'
+
+/** How much of a bad frame goes into logs (hex) and dead letters (text). */
+const LOGGED_BYTES = 64
+const KEPT_CHARACTERS = 1024
+
+interface Device {
+  config: DeviceConfig
+  formats: Partial<Record<Transport, RecordFormat>>
+  log: Logger
+}
+
+/**
+ * Frames to punches to the spool (DESIGN.md §5): each frame is read with its device's record
+ * format, each record made a punch in the device's time zone, and the lot stored durably; what
+ * cannot be read or is implausible goes to dead letters instead, so nothing is dropped. A bad frame
+ * never stops its device.
+ */
+export class PunchIntake implements PunchSink {
+  private readonly devices = new Map<string, Device>()
+  private readonly clockFloor: number
+
+  constructor(
+    private readonly deps: {
+      config: Pick<AgentConfig, 'site' | 'devices'>
+      spool: Pick<Spool, 'append'>
+      deadLetters: Pick<DeadLetters, 'add'>
+      events: EventBus
+      log: Logger
+      now?: () => number
+    },
+  ) {
+    const floor = parseTimestamp(deps.config.site.clockFloor)
+    if (floor === undefined) throw new Error(`site.clockFloor "${deps.config.site.clockFloor}" is not a time`)
+    this.clockFloor = floor
+    for (const config of deps.config.devices) {
+      const formats: Device['formats'] = {}
+      if (config.mqtt) formats.mqtt = recordFormat(config, 'mqtt')
+      if (config.serial) formats.serial = recordFormat(config, 'serial')
+      this.devices.set(config.id, { config, formats, log: deps.log.child({ deviceId: config.id }) })
+    }
+  }
+
+  async accept(deviceId: string, transport: Transport, frame: Buffer): Promise<void> {
+    const device = this.devices.get(deviceId)
+    const format = device?.formats[transport]
+    if (!device || !format) throw new Error(`no ${transport} device ${deviceId}`)
+    const now = this.deps.now?.() ?? nowMicros()
+    const parsed = format(frame.toString('utf8'))
+    const context: NormalizeContext = {
+      deviceId,
+      timeZone: device.config.timezone ?? this.deps.config.site.timezone,
+      clockFloor: this.clockFloor,
+      statusMap: device.config.statusMap,
+      fixedPunchType: device.config.punchType,
+      now,
+    }
+    const punches: SpooledPunch[] = []
+    const dead: NewDeadLetter[] = []
+    for (const { record, error } of parsed.malformed) {
+      device.log.warn(
+        { error, bytes: frame.length, frame: frame.subarray(0, LOGGED_BYTES).toString('hex') },
+        'malformed frame',
+      )
+      this.deps.events.emit('frameMalformed', { deviceId, error })
+      dead.push({ deviceId, reason: 'malformed_frame', detail: error, raw: record.slice(0, KEPT_CHARACTERS) })
+    }
+    for (const record of parsed.punches) {
+      const normalized = normalizePunch(record, context)
+      if (normalized.ok) punches.push(normalized.punch)
+      else {
+        device.log.warn(
+          { reason: normalized.reason, detail: normalized.detail },
+          'punch parked in dead letters',
+        )
+        dead.push({
+          deviceId,
+          reason: normalized.reason,
+          detail: normalized.detail,
+          ...(normalized.punch
+            ? { punch: normalized.punch }
+            : { raw: JSON.stringify(record).slice(0, KEPT_CHARACTERS) }),
+        })
+      }
+    }
+    await Promise.all([
+      this.deps.spool.append(punches),
+      dead.length > 0 ? this.deps.deadLetters.add(dead) : undefined,
+    ])
+    if (dead.length > 0) {
+      this.deps.events.emit('deadLettered', {
+        deviceId,
+        reason: dead[0]?.reason ?? 'malformed_frame',
+        count: dead.length,
+      })
+    }
+    const last = punches.at(-1)
+    if (last) {
+      const at = parseTimestamp(last.punchedAt) ?? now
+      this.deps.events.emit('punchesSpooled', {
+        deviceId,
+        count: punches.length,
+        lastPunchedAt: last.punchedAt,
+        // How far the device clock is from ours, as seen on a punch sent the moment it was made.
+        skewSeconds: Math.round((at - now) / 1_000_000),
+      })
+    }
+  }
+}

@@ -1,0 +1,92 @@
+import { EMPLOYEE_CODE_PATTERN } from '../../shared/employee.js'
+import { formatInZone, formatServerTime, parseLocalTimestamp, parseTimestamp } from '../../shared/time.js'
+import type { DevicePunch } from './device-punch.js'
+import { punchId } from './punch-id.js'
+import type { DeadLetterReason, SpooledPunch } from './spooled-punch.js'
+
+/** DESIGN.md §5: the ZKTeco/eSSL status codes, unless a device maps them otherwise. */
+export const DEFAULT_STATUS_MAP: Readonly<Record<string, 'IN' | 'OUT'>> = {
+  '0': 'IN', // check-in
+  '1': 'OUT', // check-out
+  '2': 'OUT', // break-out
+  '3': 'IN', // break-in
+  '4': 'IN', // overtime-in
+  '5': 'OUT', // overtime-out
+}
+
+/** A device clock this far ahead of the agent's is wrong, not early (the cloud's limit too). */
+const MAX_AHEAD_MICROS = 5 * 60 * 1_000_000
+
+const EMPLOYEE_CODE = new RegExp(EMPLOYEE_CODE_PATTERN)
+
+export interface NormalizeContext {
+  deviceId: string
+  timeZone: string
+  /** µs: a punch before this comes from a device whose clock was reset. */
+  clockFloor: number
+  statusMap?: Readonly<Record<string, 'IN' | 'OUT'>>
+  /** A reader that only ever records one direction (separate entry and exit readers). */
+  fixedPunchType?: 'IN' | 'OUT'
+  /** µs: when the agent received the frame. */
+  now: number
+}
+
+export type Normalized =
+  | { ok: true; punch: SpooledPunch }
+  /** `punch` is there when one could be made (a wrong clock): an operator may still replay it. */
+  | { ok: false; reason: DeadLetterReason; detail: string; punch?: SpooledPunch }
+
+/** Makes a spoolable punch of a device's record, or says why it must be parked. */
+export function normalizePunch(record: DevicePunch, context: NormalizeContext): Normalized {
+  if (!EMPLOYEE_CODE.test(record.employeeCode)) {
+    return {
+      ok: false,
+      reason: 'invalid_punch',
+      detail: `employee code "${record.employeeCode.slice(0, 80)}" is not one Hajri accepts`,
+    }
+  }
+  let punchType = context.fixedPunchType ?? record.punchType
+  if (punchType === undefined) {
+    if (record.status === undefined)
+      return {
+        ok: false,
+        reason: 'invalid_punch',
+        detail: 'the record has neither a punch type nor a status',
+      }
+    punchType = (context.statusMap ?? DEFAULT_STATUS_MAP)[record.status]
+    if (punchType === undefined) {
+      return {
+        ok: false,
+        reason: 'status_unmapped',
+        detail: `status ${record.status} is not in the device's statusMap`,
+      }
+    }
+  }
+  let at: number | undefined = context.now
+  if (record.punchedAt !== undefined) {
+    at = parseTimestamp(record.punchedAt) ?? parseLocalTimestamp(record.punchedAt, context.timeZone)
+    if (at === undefined)
+      return {
+        ok: false,
+        reason: 'invalid_punch',
+        detail: `punchedAt "${record.punchedAt.slice(0, 40)}" is not a time`,
+      }
+  }
+  const punch: SpooledPunch = {
+    id: punchId(context.deviceId, record.employeeCode, at, punchType),
+    deviceId: context.deviceId,
+    employeeCode: record.employeeCode,
+    punchType,
+    punchedAt: formatInZone(at, context.timeZone),
+    receivedAt: formatServerTime(context.now),
+  }
+  if (at < context.clockFloor || at > context.now + MAX_AHEAD_MICROS) {
+    return {
+      ok: false,
+      reason: 'device_clock_invalid',
+      detail: `the device says ${punch.punchedAt}, the agent's clock ${formatInZone(context.now, context.timeZone)}`,
+      punch,
+    }
+  }
+  return { ok: true, punch }
+}

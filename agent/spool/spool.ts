@@ -1,0 +1,128 @@
+import type { Logger } from 'pino'
+import type { EventBus } from '../events.js'
+import type { SpooledPunch } from '../punch/spooled-punch.js'
+import { ChunkLog, type ChunkRef } from './chunk-log.js'
+
+/** The spool will not take more: it holds maxBytes, or the disk is full. */
+export class SpoolFullError extends Error {
+  constructor(readonly reason: 'cap' | 'disk') {
+    super(reason === 'cap' ? 'the spool is full (spool.maxBytes)' : 'the disk is full')
+    this.name = 'SpoolFullError'
+  }
+}
+
+function isPunch(value: unknown): value is SpooledPunch {
+  const p = value as Record<string, unknown>
+  return (
+    typeof p === 'object' &&
+    p !== null &&
+    typeof p.id === 'string' &&
+    typeof p.deviceId === 'string' &&
+    typeof p.employeeCode === 'string' &&
+    (p.punchType === 'IN' || p.punchType === 'OUT') &&
+    typeof p.punchedAt === 'string' &&
+    typeof p.receivedAt === 'string'
+  )
+}
+
+export interface SpoolOptions {
+  dir: string
+  maxBytes: number
+  chunkPunches: number
+  log: Logger
+  events: EventBus
+}
+
+/**
+ * The durable spool of punches waiting for the cloud (DESIGN.md §5). A punch is acknowledged to
+ * its source only after `append` resolves, that is after an fsync. When the spool holds maxBytes,
+ * or the disk is full, new punches are refused (their source keeps them: an MQTT device gets no
+ * PUBACK) and an alarm is raised; older punches are never deleted to make room.
+ */
+export class Spool {
+  private readonly chunks: ChunkLog<SpooledPunch>
+  /** Set while refusing; cleared when a removal makes room. */
+  full: SpoolFullError | undefined
+  private readonly waiters = new Set<() => void>()
+
+  constructor(private readonly options: SpoolOptions) {
+    this.chunks = new ChunkLog<SpooledPunch>({
+      dir: options.dir,
+      kind: 'chunk',
+      maxItemsPerChunk: options.chunkPunches,
+      isItem: isPunch,
+      log: options.log,
+    })
+  }
+
+  async start(): Promise<void> {
+    await this.chunks.open()
+  }
+
+  async stop(): Promise<void> {
+    await this.chunks.drain()
+    for (const wake of this.waiters) wake()
+  }
+
+  async append(punches: readonly SpooledPunch[]): Promise<void> {
+    if (punches.length === 0) return
+    if (this.chunks.stats().bytes >= this.options.maxBytes) this.refuse(new SpoolFullError('cap'))
+    try {
+      await this.chunks.append(punches)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOSPC') this.refuse(new SpoolFullError('disk'))
+      throw err
+    }
+    for (const wake of this.waiters) wake()
+  }
+
+  /** Chunks waiting for the cloud, oldest first. */
+  pending(): ChunkRef[] {
+    return this.chunks.refs()
+  }
+
+  read(ref: ChunkRef): Promise<SpooledPunch[]> {
+    return this.chunks.read(ref)
+  }
+
+  /** Deletes chunks the cloud has accepted in full (or whose rejects are in dead letters). */
+  async remove(refs: readonly ChunkRef[]): Promise<void> {
+    await this.chunks.remove(refs)
+    if (this.full && this.chunks.stats().bytes < this.options.maxBytes) {
+      this.options.log.info('spool has room again')
+      this.full = undefined
+    }
+  }
+
+  stats() {
+    return { ...this.chunks.stats(), maxBytes: this.options.maxBytes, quarantined: this.chunks.quarantined }
+  }
+
+  /** Resolves at the next append (or stop), or after `ms`. */
+  waitForPunches(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer)
+        this.waiters.delete(wake)
+        resolve()
+      }
+      const timer = setTimeout(wake, ms)
+      this.waiters.add(wake)
+    })
+  }
+
+  private refuse(error: SpoolFullError): never {
+    if (!this.full) {
+      this.options.log.error(
+        { bytes: this.chunks.stats().bytes, maxBytes: this.options.maxBytes },
+        `refusing punches: ${error.message}`,
+      )
+    }
+    this.full = error
+    this.options.events.emit('spoolFull', {
+      bytes: this.chunks.stats().bytes,
+      maxBytes: this.options.maxBytes,
+    })
+    throw error
+  }
+}
