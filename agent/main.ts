@@ -9,9 +9,10 @@ Usage:
   hajri-agent run --config agent.yaml            run the agent
   hajri-agent check-config --config agent.yaml   check a configuration file (exit 2 on errors)
   hajri-agent status [--url http://127.0.0.1:9410] [--json]
-  hajri-agent dead-letters list [--config agent.yaml] [--json]
-  hajri-agent dead-letters replay [--config agent.yaml] [--reason R] [--device D]
-  hajri-agent dead-letters export [--config agent.yaml] [--format json|csv]
+  hajri-agent dead-letters list [--reason R] [--device D] [--json]
+  hajri-agent dead-letters replay [--reason R] [--device D]
+  hajri-agent dead-letters export [--format json|csv]
+      (through the running agent; with --spool DIR, from a stopped agent's spool directory)
   hajri-agent schema                             print the configuration's JSON Schema
 
 See deploy/agent.example.yaml for every setting.`
@@ -20,7 +21,18 @@ See deploy/agent.example.yaml for every setting.`
  * Commands by name ("group sub" for two-word commands), loaded when run: `status` stays quick
  * because it loads no broker, serial or spool code.
  */
-export const AGENT_COMMANDS: Record<string, () => Promise<AgentCommand>> = {}
+export const AGENT_COMMANDS: Record<string, () => Promise<AgentCommand>> = {
+  run: async () => (await import('./commands/run-command.js')).runCommand,
+  'check-config': async () => (await import('./commands/check-config-command.js')).checkConfigCommand,
+  schema: async () => (await import('./commands/schema-command.js')).schemaCommand,
+  status: async () => (await import('./commands/status-command.js')).statusCommand,
+  'dead-letters list': async () =>
+    (await import('./commands/dead-letters-command.js')).deadLettersListCommand,
+  'dead-letters replay': async () =>
+    (await import('./commands/dead-letters-command.js')).deadLettersReplayCommand,
+  'dead-letters export': async () =>
+    (await import('./commands/dead-letters-command.js')).deadLettersExportCommand,
+}
 
 export async function runAgentCli(argv: readonly string[], io: AgentIo): Promise<number> {
   const [name, ...rest] = argv

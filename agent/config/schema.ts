@@ -19,8 +19,12 @@ const SecretFile = Type.String({
 const ByteSize = (options: { default: string; description: string }) =>
   Type.Union(
     [
-      Type.Integer({ minimum: 1 }),
-      Type.String({ pattern: '^\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB|TB|TiB)?$' }),
+      Type.Integer({ minimum: 1, description: 'a whole number of bytes' }),
+      Type.String({
+        pattern: '^\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB|TB|TiB)?$',
+        description:
+          'a size such as 2GiB, 512MiB or 500MB (KiB, MiB, GiB, TiB: powers of 1024; KB, MB, GB, TB: of 1000)',
+      }),
     ],
     options,
   )
@@ -86,6 +90,14 @@ const MqttDevice = Type.Object(
       description: 'The topic the device publishes on; + and # wildcards allowed.',
     }),
     format: StringEnum(['json', 'zk-attlog'] as const, { default: 'json' }),
+    username: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        description:
+          "Embedded broker: only this user (of mqtt.embedded.users) may publish this device's punches, so one device's credentials cannot forge another's punches.",
+      }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -146,7 +158,11 @@ const Device = Type.Object(
     mqtt: Type.Optional(MqttDevice),
     serial: Type.Optional(SerialDevice),
     statusMap: Type.Optional(
-      Type.Record(Type.String({ pattern: '^\\d{1,3}$' }), PunchType, {
+      // Keys without leading zeros: the formats read a status as a number ("01" arrives as "1"), so a
+      // key "01" could never match. Unknown keys are refused, not ignored (patternProperties alone
+      // lets any other key through).
+      Type.Record(Type.String({ pattern: '^(0|[1-9]\\d{0,2})$' }), PunchType, {
+        additionalProperties: false,
         description:
           'Device status number → IN/OUT (ZKTeco: 0 check-in, 1 check-out, 2 break-out, 3 break-in, 4 overtime-in, 5 overtime-out).',
       }),
@@ -161,7 +177,11 @@ export const AgentConfigSchema = Type.Object(
     site: Type.Object(
       {
         id: Id,
-        timezone: Type.String({ minLength: 1, default: 'Asia/Kolkata' }),
+        timezone: Type.String({
+          minLength: 1,
+          default: 'Asia/Kolkata',
+          description: "IANA time zone of the devices' clocks, unless a device names its own.",
+        }),
         clockFloor: Type.String({
           format: 'date-time',
           default: '2020-01-01T00:00:00Z',

@@ -62,8 +62,22 @@ export function parseJsonPunches(frame: string): FrameParse {
   for (const record of records) {
     const parsed = parseRecord(record)
     if (typeof parsed === 'string')
-      result.malformed.push({ record: JSON.stringify(record) ?? String(record), error: parsed })
+      result.malformed.push({ record: recordText(record, frame), error: parsed })
     else result.punches.push(parsed)
   }
   return result
+}
+
+/**
+ * The record as text for its dead letter. JSON.parse takes nesting JSON.stringify cannot give back
+ * (`[[[[...` a few thousand deep overflows the stack): such a record is shown as its frame, so a
+ * hostile payload is dead-lettered instead of failing the frame (an MQTT device would resend it
+ * for ever, as it is never acknowledged).
+ */
+function recordText(record: unknown, frame: string): string {
+  try {
+    return JSON.stringify(record) ?? String(record)
+  } catch {
+    return frame
+  }
 }

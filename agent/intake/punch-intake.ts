@@ -50,6 +50,13 @@ export class PunchIntake implements PunchSink {
     }
   }
 
+  async rejectFrame(deviceId: string, _transport: Transport, raw: Buffer, detail: string): Promise<void> {
+    await this.deps.deadLetters.add([
+      { deviceId, reason: 'malformed_frame', detail, raw: raw.toString('utf8').slice(0, KEPT_CHARACTERS) },
+    ])
+    this.deps.events.emit('deadLettered', { deviceId, reason: 'malformed_frame', count: 1 })
+  }
+
   async accept(deviceId: string, transport: Transport, frame: Buffer): Promise<void> {
     const device = this.devices.get(deviceId)
     const format = device?.formats[transport]
@@ -92,10 +99,10 @@ export class PunchIntake implements PunchSink {
         })
       }
     }
-    await Promise.all([
-      this.deps.spool.append(punches),
-      dead.length > 0 ? this.deps.deadLetters.add(dead) : undefined,
-    ])
+    // The spool first: if it refuses, nothing was stored and the source sends the frame again, so
+    // its dead letters must not be written yet (they would be written once per attempt).
+    await this.deps.spool.append(punches)
+    if (dead.length > 0) await this.deps.deadLetters.add(dead)
     if (dead.length > 0) {
       this.deps.events.emit('deadLettered', {
         deviceId,

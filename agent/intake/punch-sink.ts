@@ -9,4 +9,9 @@ export type Transport = 'mqtt' | 'serial'
  */
 export interface PunchSink {
   accept(deviceId: string, transport: Transport, frame: Buffer): Promise<void>
+  /**
+   * A frame the input could not even delimit (too long, cut off by a disconnect): what is left of
+   * it goes to dead letters, so that nothing a device sent is only in a log.
+   */
+  rejectFrame(deviceId: string, transport: Transport, raw: Buffer, detail: string): Promise<void>
 }

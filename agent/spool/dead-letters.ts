@@ -3,6 +3,7 @@ import { newId } from '../../shared/ids.js'
 import { formatServerTime, nowMicros } from '../../shared/time.js'
 import type { DeadLetter, SpooledPunch } from '../punch/spooled-punch.js'
 import { ChunkLog } from './chunk-log.js'
+import { SpoolFullError } from './spool.js'
 
 function isDeadLetter(value: unknown): value is DeadLetter {
   const d = value as Record<string, unknown>
@@ -46,9 +47,15 @@ export class DeadLetters {
   }
 
   /** Parks entries durably; resolves once they are on disk. */
-  add(entries: readonly NewDeadLetter[]): Promise<void> {
+  async add(entries: readonly NewDeadLetter[]): Promise<void> {
     const at = formatServerTime(nowMicros())
-    return this.chunks.append(entries.map((entry) => ({ id: newId('deadLetter'), at, ...entry })))
+    try {
+      await this.chunks.append(entries.map((entry) => ({ id: newId('deadLetter'), at, ...entry })))
+    } catch (err) {
+      // A full disk refuses dead letters as it refuses punches: the source keeps the frame.
+      if ((err as NodeJS.ErrnoException).code === 'ENOSPC') throw new SpoolFullError('disk')
+      throw err
+    }
   }
 
   count(): number {

@@ -107,6 +107,7 @@ export class Spool {
         resolve()
       }
       const timer = setTimeout(wake, ms)
+      timer.unref()
       this.waiters.add(wake)
     })
   }

@@ -1,0 +1,24 @@
+import pino, { type Logger } from 'pino'
+import pretty from 'pino-pretty'
+
+// DESIGN.md §3/§5: secrets never reach the logs, whatever object carries them.
+const REDACT = [
+  '*.clientSecret',
+  '*.password',
+  '*.access_token',
+  '*.authorization',
+  '*.headers.authorization',
+  'config.cloud.clientSecret',
+]
+
+/** The agent's logger: JSON lines for journald and log shippers, readable lines on a terminal. */
+export function createAgentLogger(options: { level: string; pretty: boolean }): Logger {
+  const base = {
+    level: options.level,
+    redact: { paths: REDACT, censor: '[redacted]' },
+    base: { app: 'hajri-agent' },
+  }
+  return options.pretty
+    ? pino(base, pretty({ colorize: true, sync: true, ignore: 'pid,hostname,app' }))
+    : pino(base)
+}

@@ -1,0 +1,108 @@
+import { resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { formatByteSize } from '../config/byte-size.js'
+import { ConfigFileError, formatProblem } from '../config/config-file-error.js'
+import { loadAgentConfig } from '../config/load.js'
+import type { AgentConfig, DeviceConfig } from '../config/schema.js'
+import { type AgentCommand, AgentUsageError } from './agent-command.js'
+
+/**
+ * `hajri-agent check-config --config agent.yaml [--json]` (issue 4): every problem with its path,
+ * one per line, and exit status 2; or "ok" and what the agent would run with. Nothing printed here
+ * is a secret: the summary names settings, not credentials.
+ */
+export const checkConfigCommand: AgentCommand = async (args, io) => {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    options: { config: { type: 'string', short: 'c' }, json: { type: 'boolean', default: false } },
+    allowPositionals: true,
+    strict: true,
+  })
+  if (positionals.length > 0) {
+    throw new AgentUsageError(`check-config takes no operand (got "${positionals[0]}"); use --config FILE`)
+  }
+  if (values.config === undefined || values.config === '') {
+    throw new AgentUsageError('check-config needs --config FILE')
+  }
+  const file = resolve(io.cwd, values.config)
+  let config: AgentConfig
+  try {
+    config = await loadAgentConfig(file, io.env)
+  } catch (err) {
+    if (!(err instanceof ConfigFileError)) throw err
+    if (values.json) {
+      io.stdout(`${JSON.stringify({ ok: false, file: err.file, problems: err.problems }, null, 2)}\n`)
+    } else {
+      const count = err.problems.length === 1 ? '1 problem' : `${err.problems.length} problems`
+      io.stderr(`hajri-agent: ${err.file}: ${count}; the agent would not start\n`)
+      for (const problem of err.problems) io.stderr(`${formatProblem(problem)}\n`)
+    }
+    return 2
+  }
+  if (values.json) {
+    io.stdout(`${JSON.stringify({ ok: true, file, problems: [], summary: summarize(config) }, null, 2)}\n`)
+  } else {
+    io.stdout(`ok: ${file}\n${describe(config)}`)
+  }
+  return 0
+}
+
+function transports(device: DeviceConfig): string[] {
+  const out: string[] = []
+  if (device.mqtt) out.push(`mqtt ${device.mqtt.topic} (${device.mqtt.format})`)
+  if (device.serial) {
+    const s = device.serial
+    const frame = `${s.dataBits}${s.parity.charAt(0).toUpperCase()}${s.stopBits}`
+    out.push(`serial ${s.path} ${s.baudRate} ${frame}, ${s.framing.type} framing (${s.format})`)
+  }
+  return out
+}
+
+function direction(device: DeviceConfig): string {
+  if (device.punchType) return `always ${device.punchType}`
+  return device.statusMap ? 'statusMap' : 'ZKTeco status codes'
+}
+
+function brokerSummary(config: AgentConfig): string {
+  const { embedded, external } = config.mqtt ?? {}
+  if (embedded) {
+    const users =
+      embedded.users.length === 0 ? 'no users (anyone may connect)' : `${embedded.users.length} user(s)`
+    return `embedded broker on ${embedded.host}:${embedded.port}${embedded.tls ? ' with TLS' : ''}, ${users}`
+  }
+  if (external) return `external broker ${external.url} as ${external.clientId}`
+  return 'none'
+}
+
+/** The human summary: what the agent would run with, one setting per line. */
+function describe(config: AgentConfig): string {
+  const lines = [
+    `site     ${config.site.id} (${config.site.timezone})`,
+    `cloud    ${config.cloud.url} as client ${config.cloud.clientId}`,
+    `mqtt     ${brokerSummary(config)}`,
+    `devices  ${config.devices.length}`,
+    ...config.devices.map(
+      (d) => `  ${d.id}: ${transports(d).join(' + ')}; ${direction(d)}${d.timezone ? `; ${d.timezone}` : ''}`,
+    ),
+    `spool    ${config.spool.dir} (at most ${formatByteSize(config.spool.maxBytes)})`,
+    `status   http://${config.status.listen}`,
+  ]
+  return `${lines.join('\n')}\n`
+}
+
+/** The same for scripts (--json). */
+function summarize(config: AgentConfig) {
+  return {
+    site: { id: config.site.id, timezone: config.site.timezone },
+    cloud: { url: config.cloud.url, clientId: config.cloud.clientId },
+    mqtt: config.mqtt?.embedded ? 'embedded' : config.mqtt?.external ? 'external' : null,
+    devices: config.devices.map((d) => ({
+      id: d.id,
+      transports: [...(d.mqtt ? ['mqtt'] : []), ...(d.serial ? ['serial'] : [])],
+      ...(d.mqtt && { topic: d.mqtt.topic }),
+      ...(d.serial && { port: d.serial.path }),
+    })),
+    spool: { dir: config.spool.dir, maxBytes: config.spool.maxBytes },
+    status: { listen: config.status.listen },
+  }
+}

@@ -1,0 +1,173 @@
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import pino from 'pino'
+import { EventBus } from '../events.js'
+import type { DeadLetter } from '../punch/spooled-punch.js'
+import { DeadLetters } from '../spool/dead-letters.js'
+import { Spool } from '../spool/spool.js'
+import { type AgentCommand, type AgentIo, AgentUsageError } from './agent-command.js'
+import { DEFAULT_STATUS_URL } from './status-command.js'
+
+const OPTIONS = {
+  spool: { type: 'string' },
+  url: { type: 'string' },
+  json: { type: 'boolean' },
+  reason: { type: 'string' },
+  device: { type: 'string' },
+  format: { type: 'string' },
+} as const
+
+type Options = ReturnType<typeof parse>
+
+function parse(args: readonly string[]) {
+  return parseArgs({ args: [...args], options: OPTIONS }).values
+}
+
+function agentUrl(options: Options, io: AgentIo): string {
+  return (options.url ?? io.env.HAJRI_AGENT_STATUS_URL ?? DEFAULT_STATUS_URL).replace(/\/+$/, '')
+}
+
+async function openDeadLetters(spoolDir: string): Promise<DeadLetters> {
+  const dead = new DeadLetters({ dir: join(spoolDir, 'dead-letters'), log: pino({ level: 'silent' }) })
+  await dead.open()
+  return dead
+}
+
+/**
+ * The dead letters, from the running agent, or with --spool from the spool directory itself (for
+ * an agent that is stopped; reading is safe while it runs too).
+ */
+async function listEntries(options: Options, io: AgentIo): Promise<DeadLetter[]> {
+  if (options.spool) return (await openDeadLetters(options.spool)).list()
+  const url = agentUrl(options, io)
+  let response: Response
+  try {
+    response = await fetch(`${url}/dead-letters`, { signal: AbortSignal.timeout(30_000) })
+  } catch {
+    throw new AgentUsageError(
+      `no agent answers at ${url}: give --spool DIR (the spool.dir of agent.yaml) instead`,
+    )
+  }
+  if (!response.ok) throw new Error(`the agent answered ${response.status}`)
+  return (await response.json()) as DeadLetter[]
+}
+
+function matches(filter: { reason?: string; device?: string }) {
+  return (entry: DeadLetter) =>
+    (filter.reason === undefined || entry.reason === filter.reason) &&
+    (filter.device === undefined || entry.deviceId === filter.device)
+}
+
+function describe(entry: DeadLetter): string {
+  const what = entry.punch
+    ? `${entry.punch.employeeCode} ${entry.punch.punchType} ${entry.punch.punchedAt}`
+    : `raw ${JSON.stringify((entry.raw ?? '').slice(0, 60))}`
+  return `${entry.at}  ${entry.deviceId.padEnd(14)} ${entry.reason.padEnd(20)} ${what}  ${entry.detail}`
+}
+
+/** `dead-letters list`: what could not be forwarded, and why. */
+export const deadLettersListCommand: AgentCommand = async (args, io) => {
+  const options = parse(args)
+  const entries = (await listEntries(options, io)).filter(matches(options))
+  if (options.json) io.stdout(`${JSON.stringify(entries, null, 2)}\n`)
+  else io.stdout(entries.length === 0 ? 'no dead letters\n' : `${entries.map(describe).join('\n')}\n`)
+  return 0
+}
+
+const CSV_COLUMNS = [
+  'id',
+  'at',
+  'deviceId',
+  'reason',
+  'detail',
+  'employeeCode',
+  'punchType',
+  'punchedAt',
+  'punchId',
+  'raw',
+] as const
+
+function csvField(value: string | undefined): string {
+  const text = value ?? ''
+  return /[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text
+}
+
+/** `dead-letters export --format json|csv`: everything, for a spreadsheet or another system. */
+export const deadLettersExportCommand: AgentCommand = async (args, io) => {
+  const options = parse(args)
+  const format = options.format ?? 'json'
+  if (format !== 'json' && format !== 'csv') throw new AgentUsageError('--format must be json or csv')
+  const entries = (await listEntries(options, io)).filter(matches(options))
+  if (format === 'json') {
+    io.stdout(`${JSON.stringify(entries, null, 2)}\n`)
+    return 0
+  }
+  const rows = entries.map((e) =>
+    [
+      e.id,
+      e.at,
+      e.deviceId,
+      e.reason,
+      e.detail,
+      e.punch?.employeeCode,
+      e.punch?.punchType,
+      e.punch?.punchedAt,
+      e.punch?.id,
+      e.raw,
+    ]
+      .map(csvField)
+      .join(','),
+  )
+  io.stdout(`${[CSV_COLUMNS.join(','), ...rows].join('\n')}\n`)
+  return 0
+}
+
+async function replayThroughAgent(url: string, filter: { reason?: string; deviceId?: string }) {
+  try {
+    const response = await fetch(`${url}/dead-letters/replay`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(filter),
+      signal: AbortSignal.timeout(60_000),
+    })
+    if (!response.ok) throw new Error(`the agent answered ${response.status}`)
+    return (await response.json()) as { replayed: number; kept: number }
+  } catch (err) {
+    if ((err as Error).name === 'TimeoutError' || (err as Error).message.startsWith('the agent')) throw err
+    return undefined
+  }
+}
+
+/**
+ * `dead-letters replay`: puts the punches of dead letters (all, or of one reason or device) back in
+ * the spool, to be sent again once their cause is fixed (an employee added, a clock set). Through
+ * the running agent, so that only one process ever writes the spool; with --spool, directly, for
+ * an agent that is stopped.
+ */
+export const deadLettersReplayCommand: AgentCommand = async (args, io) => {
+  const options = parse(args)
+  const filter = {
+    ...(options.reason ? { reason: options.reason } : {}),
+    ...(options.device ? { deviceId: options.device } : {}),
+  }
+  let result = options.spool ? undefined : await replayThroughAgent(agentUrl(options, io), filter)
+  if (!result) {
+    if (!options.spool)
+      throw new AgentUsageError('no agent is running: give --spool DIR to replay into its spool directly')
+    const log = pino({ level: 'silent' })
+    const spool = new Spool({
+      dir: options.spool,
+      maxBytes: Number.MAX_SAFE_INTEGER,
+      chunkPunches: 500,
+      log,
+      events: new EventBus(log),
+    })
+    await spool.start()
+    const dead = await openDeadLetters(options.spool)
+    result = await dead.replay((punches) => spool.append(punches), matches(options))
+    await spool.stop()
+  }
+  const summary = `replayed ${result.replayed} punch(es) into the spool; ${result.kept} dead letter(s) kept`
+  io.stdout(options.json ? `${JSON.stringify(result)}\n` : `${summary}\n`)
+  return 0
+}

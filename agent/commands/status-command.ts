@@ -1,0 +1,93 @@
+import { parseArgs } from 'node:util'
+import type { AgentStatus } from '../status/agent-status.js'
+import type { AgentCommand } from './agent-command.js'
+
+export const DEFAULT_STATUS_URL = 'http://127.0.0.1:9410'
+
+function bytes(n: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB']
+  let value = n
+  let unit = 0
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024
+    unit++
+  }
+  return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`
+}
+
+function duration(seconds: number | null): string {
+  if (seconds === null) return '-'
+  if (seconds < 60) return `${seconds}s`
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ${seconds % 60}s`
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h ${Math.floor((seconds % 3600) / 60)}m`
+  return `${Math.floor(seconds / 86_400)}d ${Math.floor((seconds % 86_400) / 3600)}h`
+}
+
+/** A text progress bar: `[#########-----------] 45%`. */
+export function progressBar(done: number, total: number, width = 30): string {
+  const share = total > 0 ? Math.min(1, Math.max(0, done / total)) : 1
+  const filled = Math.round(share * width)
+  return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${Math.floor(share * 100)}%`
+}
+
+/** The status as a person reads it (issue 4: spool, devices, forwarding, a bar while a backlog drains). */
+export function renderStatus(status: AgentStatus): string {
+  const s = status.spool
+  const f = status.forwarding
+  const lines = [
+    `site ${status.agent.site}, up ${duration(status.agent.uptimeSeconds)} (pid ${status.agent.pid})`,
+    '',
+    `spool      ${s.punches} punch(es) waiting in ${s.chunks} chunk(s), ${bytes(s.bytes)} of ${bytes(s.maxBytes)}` +
+      (s.punches > 0 ? `, oldest ${duration(s.oldestUnsentAgeSeconds)} ago` : ''),
+  ]
+  if (s.full) lines.push(`           FULL since ${s.fullSince ?? '?'}: MQTT punches are being refused`)
+  lines.push(
+    `dead       ${status.deadLetters.count} dead letter(s)${status.deadLetters.count > 0 ? ' (hajri-agent dead-letters list)' : ''}`,
+  )
+  lines.push(
+    `forwarding ${f.ratePerSecond}/s, ${f.forwarded} since start, last success ${f.lastSuccessAt ?? 'never'}`,
+  )
+  if (f.lastError) lines.push(`           last error ${f.lastError.at}: ${f.lastError.message}`)
+  if (f.backlog && f.backlog.peak > 0) {
+    lines.push(
+      `backlog    ${progressBar(f.backlog.peak - f.backlog.remaining, f.backlog.peak)} ` +
+        `${f.backlog.remaining} left${f.backlog.etaSeconds !== null ? `, about ${duration(f.backlog.etaSeconds)} to go` : ''}`,
+    )
+  }
+  lines.push('', 'devices')
+  for (const d of status.devices) {
+    const skew =
+      d.clockSkewSeconds === null ? '' : `, clock ${d.clockSkewSeconds >= 0 ? '+' : ''}${d.clockSkewSeconds}s`
+    lines.push(
+      `  ${d.id.padEnd(16)} ${d.transports.join('+').padEnd(11)} ${d.state.padEnd(12)} ` +
+        `${d.punches} punch(es), last ${d.lastPunchedAt ?? 'never'}${skew}` +
+        (d.malformedFrames > 0 ? `, ${d.malformedFrames} malformed` : '') +
+        (d.detail ? ` (${d.detail})` : ''),
+    )
+  }
+  if (status.alarms.length > 0) lines.push('', 'alarms', ...status.alarms.map((a) => `  ! ${a}`))
+  return lines.join('\n')
+}
+
+/** `hajri-agent status [--url URL] [--json]`: reads the running agent's local status endpoint. */
+export const statusCommand: AgentCommand = async (args, io) => {
+  const { values } = parseArgs({
+    args: [...args],
+    options: { url: { type: 'string' }, json: { type: 'boolean' } },
+  })
+  const base = (values.url ?? io.env.HAJRI_AGENT_STATUS_URL ?? DEFAULT_STATUS_URL).replace(/\/+$/, '')
+  let response: Response
+  try {
+    response = await fetch(`${base}/status`, { signal: AbortSignal.timeout(5000) })
+  } catch (err) {
+    io.stderr(`hajri-agent: no agent answers at ${base} (${(err as Error).message}); is it running?\n`)
+    return 1
+  }
+  if (!response.ok) {
+    io.stderr(`hajri-agent: ${base}/status answered ${response.status}\n`)
+    return 1
+  }
+  const status = (await response.json()) as AgentStatus
+  io.stdout(values.json ? `${JSON.stringify(status, null, 2)}\n` : `${renderStatus(status)}\n`)
+  return status.alarms.length > 0 ? 3 : 0
+}

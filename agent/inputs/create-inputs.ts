@@ -1,0 +1,24 @@
+import type { Component, InputContext } from '../gateway.js'
+import { MqttEmbeddedInput } from './mqtt-embedded-input.js'
+import { MqttExternalInput } from './mqtt-external-input.js'
+import { SerialInput } from './serial-input.js'
+
+/** The device inputs a configuration asks for: a SerialInput per serial device, and the MQTT broker or client. */
+export function createInputs({ config, sink, events, log }: InputContext): Component[] {
+  const inputs: Component[] = []
+  for (const device of config.devices) {
+    if (device.serial)
+      inputs.push(new SerialInput({ deviceId: device.id, serial: device.serial, sink, events, log }))
+  }
+  if (config.mqtt?.embedded) {
+    inputs.push(
+      new MqttEmbeddedInput({ config: config.mqtt.embedded, devices: config.devices, sink, events, log }),
+    )
+  }
+  if (config.mqtt?.external) {
+    inputs.push(
+      new MqttExternalInput({ config: config.mqtt.external, devices: config.devices, sink, events, log }),
+    )
+  }
+  return inputs
+}

@@ -1,0 +1,26 @@
+import type { DeviceStatus, ForwardingStatus } from './status-tracker.js'
+
+/** What GET /status answers and `hajri-agent status` shows. */
+export interface AgentStatus {
+  agent: { site: string; pid: number; startedAt: string; uptimeSeconds: number }
+  spool: {
+    punches: number
+    chunks: number
+    bytes: number
+    maxBytes: number
+    /** When the oldest punch still waiting for the cloud was spooled. */
+    oldestUnsentAt: string | null
+    oldestUnsentAgeSeconds: number | null
+    full: boolean
+    fullSince: string | null
+    quarantinedChunks: number
+  }
+  deadLetters: { count: number }
+  devices: DeviceStatus[]
+  forwarding: ForwardingStatus & {
+    /** While a backlog drains: how big it was at its largest, and when it should be gone. */
+    backlog: { peak: number; remaining: number; etaSeconds: number | null } | null
+  }
+  /** What needs a person: empty when all is well. */
+  alarms: string[]
+}

@@ -1,0 +1,126 @@
+import { createHash } from 'node:crypto'
+import type { Got, Response } from 'got'
+import type { SpooledPunch } from '../punch/spooled-punch.js'
+import { serverHintMs } from './backoff.js'
+import { RetryableError } from './retryable-error.js'
+import { parseJson, type TokenClient } from './token-client.js'
+
+/** What the cloud made of one punch: stored (now or before), or refused for good with its problem. */
+export type PunchOutcome =
+  | { punch: SpooledPunch; accepted: true }
+  | { punch: SpooledPunch; accepted: false; problem: Record<string, unknown> }
+
+const PUNCHES = 'api/public/v1/attendance/punches'
+
+/** The body the cloud takes for a punch (shared/punch.ts PunchInput). */
+function toInput(punch: SpooledPunch) {
+  return {
+    employeeCode: punch.employeeCode,
+    punchType: punch.punchType,
+    punchedAt: punch.punchedAt,
+    deviceId: punch.deviceId,
+    source: 'hajri-agent',
+    externalId: punch.id,
+  }
+}
+
+/** A problem body, or a stand-in naming the status when the body is not one. */
+function problemOf(response: Response<string>): Record<string, unknown> {
+  return parseJson(response.body) ?? { status: response.statusCode, title: `HTTP ${response.statusCode}` }
+}
+
+/** A refusal that retrying will never change: the punch itself is at fault (400, 422). */
+function isFinal(status: number): boolean {
+  return status === 400 || status === 422
+}
+
+/**
+ * Sends punches to the cloud (DESIGN.md §5): one on the single endpoint, more on the batch endpoint,
+ * each with an Idempotency-Key derived from the punch ids, so a retry after a lost answer stores
+ * nothing twice. Returns an outcome per punch, or throws RetryableError for anything worth trying
+ * again later (the network, 429, 5xx, credentials the operator must fix).
+ */
+export class PunchUplink {
+  constructor(private readonly deps: { http: Got; tokens: TokenClient }) {}
+
+  /** `signal` abandons the request (on stop): the punches stay in the spool and go again later. */
+  async send(punches: readonly SpooledPunch[], signal?: AbortSignal): Promise<PunchOutcome[]> {
+    const single = punches.length === 1 ? punches[0] : undefined
+    const response = single
+      ? await this.post(PUNCHES, toInput(single), single.id, signal)
+      : await this.post(
+          `${PUNCHES}/batch`,
+          { punches: punches.map(toInput) },
+          `batch-${createHash('sha256')
+            .update(punches.map((p) => p.id).join(','))
+            .digest('base64url')
+            .slice(0, 40)}`,
+          signal,
+        )
+    if (single) {
+      if (response.statusCode === 201) return [{ punch: single, accepted: true }]
+      if (isFinal(response.statusCode))
+        return [{ punch: single, accepted: false, problem: problemOf(response) }]
+    } else if (response.statusCode === 200) {
+      return this.batchOutcomes(punches, response)
+    } else if (response.statusCode === 400) {
+      // The batch as a whole was refused, so no punch can be blamed: send each alone to find out.
+      const outcomes: PunchOutcome[] = []
+      for (const punch of punches) outcomes.push(...(await this.send([punch], signal)))
+      return outcomes
+    }
+    throw retryable(response)
+  }
+
+  private batchOutcomes(punches: readonly SpooledPunch[], response: Response<string>): PunchOutcome[] {
+    const body = parseJson(response.body)
+    const results = Array.isArray(body?.results) ? (body.results as Record<string, unknown>[]) : []
+    const byIndex = new Map(results.map((r) => [r.index, r]))
+    return punches.map((punch, index): PunchOutcome => {
+      const result = byIndex.get(index)
+      if (result?.status === 'created' || result?.status === 'duplicate') return { punch, accepted: true }
+      if (result?.status === 'rejected' && typeof result.problem === 'object' && result.problem !== null) {
+        const problem = result.problem as Record<string, unknown>
+        if (typeof problem.status === 'number' && isFinal(problem.status))
+          return { punch, accepted: false, problem }
+      }
+      throw new RetryableError(`the batch answer has no usable result for punch ${index}`)
+    })
+  }
+
+  /** POSTs with the current token; a 401 gets one fresh token and one more try. */
+  private async post(
+    path: string,
+    json: unknown,
+    idempotencyKey: string,
+    signal?: AbortSignal,
+  ): Promise<Response<string>> {
+    for (let attempt = 0; ; attempt++) {
+      const token = await this.deps.tokens.token()
+      let response: Response<string>
+      try {
+        response = await this.deps.http.post(path, {
+          json,
+          headers: { authorization: `Bearer ${token}`, 'idempotency-key': idempotencyKey },
+          ...(signal ? { signal } : {}),
+        })
+      } catch (err) {
+        throw new RetryableError(`the cloud did not answer: ${(err as Error).message}`)
+      }
+      if (response.statusCode !== 401 || attempt > 0) return response
+      this.deps.tokens.invalidate(token)
+    }
+  }
+}
+
+function retryable(response: Response<string>): RetryableError {
+  const problem = parseJson(response.body)
+  const what =
+    typeof problem?.code === 'string'
+      ? `${problem.code}: ${String(problem.detail ?? problem.title ?? '')}`
+      : ''
+  return new RetryableError(
+    `the cloud answered ${response.statusCode}${what ? ` (${what})` : ''}`,
+    serverHintMs(response.headers as Record<string, string | undefined>),
+  )
+}
