@@ -3,12 +3,20 @@ import pretty from 'pino-pretty'
 
 // DESIGN.md §3/§5: secrets never reach the logs, whatever object carries them.
 const REDACT = [
+  'clientSecret',
+  'password',
+  'authorization',
+  'access_token',
   '*.clientSecret',
   '*.password',
-  '*.access_token',
   '*.authorization',
+  '*.Authorization',
+  '*.access_token',
   '*.headers.authorization',
+  '*.headers.Authorization',
   'config.cloud.clientSecret',
+  'config.mqtt.embedded.users[*].password',
+  'config.mqtt.external.password',
 ]
 
 /** The agent's logger: JSON lines for journald and log shippers, readable lines on a terminal. */

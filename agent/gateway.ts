@@ -50,7 +50,6 @@ export class Gateway {
   private readonly statusServer: StatusServer
   private readonly inputs: Component[]
   private readonly httpClient: ReturnType<typeof createHttpClient>
-  private backlogPeak = 0
   private started: Component[] = []
 
   constructor(
@@ -127,8 +126,10 @@ export class Gateway {
       {
         start: async () => this.forwarder.start(),
         stop: async () => {
-          await this.forwarder.stop()
+          const stopping = this.forwarder.stop()
+          // Sockets first: a request hanging on the cloud would otherwise hold the stop until it times out.
           this.httpClient.close()
+          await stopping
         },
       },
       this.statusServer,
@@ -164,8 +165,6 @@ export class Gateway {
     const now = Date.now()
     const spool = this.spool.stats()
     const forwarding = this.tracker.forwardingStatus()
-    if (spool.items === 0) this.backlogPeak = 0
-    else this.backlogPeak = Math.max(this.backlogPeak, spool.items)
     if (!this.spool.full) this.tracker.spoolFullSince = null
     const devices = this.tracker.deviceStatuses()
     const alarms: string[] = []
@@ -215,7 +214,7 @@ export class Gateway {
         backlog:
           spool.items > 0
             ? {
-                peak: this.backlogPeak,
+                peak: spool.backlogPeak,
                 remaining: spool.items,
                 etaSeconds:
                   forwarding.ratePerSecond > 0 ? Math.round(spool.items / forwarding.ratePerSecond) : null,

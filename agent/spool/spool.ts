@@ -44,6 +44,8 @@ export class Spool {
   /** Set while refusing; cleared when a removal makes room. */
   full: SpoolFullError | undefined
   private readonly waiters = new Set<() => void>()
+  /** The most punches waiting at once since the spool was last empty: where a drain started. */
+  private backlogPeak = 0
 
   constructor(private readonly options: SpoolOptions) {
     this.chunks = new ChunkLog<SpooledPunch>({
@@ -57,6 +59,7 @@ export class Spool {
 
   async start(): Promise<void> {
     await this.chunks.open()
+    this.backlogPeak = this.chunks.stats().items
   }
 
   async stop(): Promise<void> {
@@ -69,6 +72,7 @@ export class Spool {
     if (this.chunks.stats().bytes >= this.options.maxBytes) this.refuse(new SpoolFullError('cap'))
     try {
       await this.chunks.append(punches)
+      this.backlogPeak = Math.max(this.backlogPeak, this.chunks.stats().items)
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOSPC') this.refuse(new SpoolFullError('disk'))
       throw err
@@ -88,6 +92,7 @@ export class Spool {
   /** Deletes chunks the cloud has accepted in full (or whose rejects are in dead letters). */
   async remove(refs: readonly ChunkRef[]): Promise<void> {
     await this.chunks.remove(refs)
+    if (this.chunks.stats().items === 0) this.backlogPeak = 0
     if (this.full && this.chunks.stats().bytes < this.options.maxBytes) {
       this.options.log.info('spool has room again')
       this.full = undefined
@@ -95,7 +100,12 @@ export class Spool {
   }
 
   stats() {
-    return { ...this.chunks.stats(), maxBytes: this.options.maxBytes, quarantined: this.chunks.quarantined }
+    return {
+      ...this.chunks.stats(),
+      maxBytes: this.options.maxBytes,
+      quarantined: this.chunks.quarantined,
+      backlogPeak: this.backlogPeak,
+    }
   }
 
   /** Resolves at the next append (or stop), or after `ms`. */

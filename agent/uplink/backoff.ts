@@ -43,7 +43,8 @@ export function serverHintMs(
   const retryAfter = first('retry-after')
   if (retryAfter !== undefined) {
     if (/^\d+$/.test(retryAfter.trim())) return Number(retryAfter) * 1000
-    const at = Date.parse(retryAfter)
+    // An HTTP-date names its weekday and month (RFC 9110 §5.6.7); Date.parse would also take "1.5".
+    const at = /[A-Za-z]{3}/.test(retryAfter) ? Date.parse(retryAfter) : Number.NaN
     if (!Number.isNaN(at)) return Math.max(0, at - now)
   }
   const reset = first('ratelimit-reset')

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto'
 import type { Got, Response } from 'got'
 import type { SpooledPunch } from '../punch/spooled-punch.js'
 import { serverHintMs } from './backoff.js'
@@ -35,10 +34,13 @@ function isFinal(status: number): boolean {
 }
 
 /**
- * Sends punches to the cloud (DESIGN.md §5): one on the single endpoint, more on the batch endpoint,
- * each with an Idempotency-Key derived from the punch ids, so a retry after a lost answer stores
- * nothing twice. Returns an outcome per punch, or throws RetryableError for anything worth trying
- * again later (the network, 429, 5xx, credentials the operator must fix).
+ * Sends punches to the cloud (DESIGN.md §5): one on the single endpoint with its id as the
+ * Idempotency-Key, more on the batch endpoint. Every punch carries its id as `externalId`, the
+ * cloud's permanent dedupe key, so a retry after a lost answer stores nothing twice. A batch gets no
+ * Idempotency-Key: the cloud would replay its first answer for a day, and a punch refused then (an
+ * employee not yet added) would be refused again when a device re-sends its log (found by tests).
+ * Returns an outcome per punch, or throws RetryableError for anything worth trying again later
+ * (the network, 429, 5xx, credentials the operator must fix).
  */
 export class PunchUplink {
   constructor(private readonly deps: { http: Got; tokens: TokenClient }) {}
@@ -48,15 +50,7 @@ export class PunchUplink {
     const single = punches.length === 1 ? punches[0] : undefined
     const response = single
       ? await this.post(PUNCHES, toInput(single), single.id, signal)
-      : await this.post(
-          `${PUNCHES}/batch`,
-          { punches: punches.map(toInput) },
-          `batch-${createHash('sha256')
-            .update(punches.map((p) => p.id).join(','))
-            .digest('base64url')
-            .slice(0, 40)}`,
-          signal,
-        )
+      : await this.post(`${PUNCHES}/batch`, { punches: punches.map(toInput) }, undefined, signal)
     if (single) {
       if (response.statusCode === 201) return [{ punch: single, accepted: true }]
       if (isFinal(response.statusCode))
@@ -92,16 +86,19 @@ export class PunchUplink {
   private async post(
     path: string,
     json: unknown,
-    idempotencyKey: string,
+    idempotencyKey: string | undefined,
     signal?: AbortSignal,
   ): Promise<Response<string>> {
     for (let attempt = 0; ; attempt++) {
-      const token = await this.deps.tokens.token()
+      const token = await this.deps.tokens.token(signal)
       let response: Response<string>
       try {
         response = await this.deps.http.post(path, {
           json,
-          headers: { authorization: `Bearer ${token}`, 'idempotency-key': idempotencyKey },
+          headers: {
+            authorization: `Bearer ${token}`,
+            ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+          },
           ...(signal ? { signal } : {}),
         })
       } catch (err) {

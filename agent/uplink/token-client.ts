@@ -34,12 +34,20 @@ export class TokenClient {
     return this.deps.now?.() ?? Date.now()
   }
 
-  async token(): Promise<string> {
+  /** `signal` gives up waiting (on stop); the shared request itself goes on for other callers. */
+  async token(signal?: AbortSignal): Promise<string> {
     if (this.current && this.now() < this.current.refreshAt) return this.current.token
     this.refreshing ??= this.fetch().finally(() => {
       this.refreshing = undefined
     })
-    return this.refreshing
+    if (!signal) return this.refreshing
+    signal.throwIfAborted()
+    return Promise.race([
+      this.refreshing,
+      new Promise<never>((_, reject) =>
+        signal.addEventListener('abort', () => reject(new RetryableError('stopping')), { once: true }),
+      ),
+    ])
   }
 
   /** Forgets the token (the cloud refused it): the next call gets a new one. */

@@ -1,0 +1,348 @@
+import { once } from 'node:events'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { createServer, type Server } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parse as parseCsv } from 'csv-parse/sync'
+import pino from 'pino'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { AgentIo } from '../../../agent/commands/agent-command.js'
+import { EventBus } from '../../../agent/events.js'
+import { type Component, Gateway, type InputContext } from '../../../agent/gateway.js'
+import { runAgentCli } from '../../../agent/main.js'
+import type { DeadLetter, SpooledPunch } from '../../../agent/punch/spooled-punch.js'
+import { Spool } from '../../../agent/spool/spool.js'
+import { formatInZone, nowMicros } from '../../../shared/time.js'
+
+/**
+ * `hajri-agent dead-letters list|export|replay`, through a running agent (--url) and, once it is
+ * stopped, from its spool directory (--spool). One agent, one story: punches are parked for three
+ * reasons, listed, exported, replayed through the agent, the agent stops, and the rest is handled
+ * from the directory.
+ */
+
+const log = pino({ level: 'silent' })
+const CSV_HEADER = 'id,at,deviceId,reason,detail,employeeCode,punchType,punchedAt,punchId,raw'
+
+async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await condition())) await new Promise((r) => setTimeout(r, 10))
+}
+
+async function cli(...argv: string[]) {
+  let stdout = ''
+  let stderr = ''
+  const io: AgentIo = {
+    env: {},
+    cwd: tmpdir(),
+    stdout: (t) => {
+      stdout += t
+    },
+    stderr: (t) => {
+      stderr += t
+    },
+    isTty: false,
+  }
+  const code = await runAgentCli(argv, io)
+  return { code, stdout, stderr }
+}
+
+/** A cloud that refuses punches of employees it does not know (422, with a comma in its detail). */
+class FakeCloud {
+  readonly unknown = new Set<string>()
+  readonly accepted: string[] = []
+  private server: Server | undefined
+  url = ''
+
+  async start() {
+    this.server = createServer((req, res) => {
+      const body: Buffer[] = []
+      req.on('data', (c: Buffer) => body.push(c))
+      req.on('end', () => {
+        const json = (status: number, value: unknown) =>
+          res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value))
+        if (req.url === '/api/oauth/token') return json(200, { access_token: 't', expires_in: 3600 })
+        const sent = JSON.parse(Buffer.concat(body).toString()) as
+          | { employeeCode: string }
+          | { punches: { employeeCode: string }[] }
+        const refusal = (code: string) => ({
+          type: 'about:blank',
+          title: 'Employee not found',
+          status: 422,
+          code: 'employee_not_found',
+          detail: `No employee ${code}, add them in the directory.`,
+        })
+        const outcome = (p: { employeeCode: string }, index: number) => {
+          if (this.unknown.has(p.employeeCode))
+            return { index, status: 'rejected', problem: refusal(p.employeeCode) }
+          this.accepted.push(p.employeeCode)
+          return { index, status: 'created' }
+        }
+        if ('punches' in sent) return json(200, { results: sent.punches.map(outcome) })
+        const result = outcome(sent, 0)
+        if (result.status === 'rejected') return json(422, result.problem)
+        json(201, {})
+      })
+    })
+    this.server.listen(0, '127.0.0.1')
+    await once(this.server, 'listening')
+    this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}`
+  }
+
+  async stop() {
+    this.server?.closeAllConnections()
+    this.server?.close()
+  }
+}
+
+class FakeInput implements Component {
+  context: InputContext | undefined
+  async start() {}
+  async stop() {}
+}
+
+async function closedPortUrl(): Promise<string> {
+  const server = createServer().listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const port = (server.address() as { port: number }).port
+  server.close()
+  await once(server, 'close')
+  return `http://127.0.0.1:${port}`
+}
+
+const cloud = new FakeCloud()
+let dir: string
+let spoolDir: string
+let gateway: Gateway
+let base: string
+/** What the agent parked, as its listener serves it. */
+let parked: DeadLetter[]
+/** A frame no format can read, with a comma, quotes and a carriage return in it. */
+const BAD_FRAME = 'not json, "quoted"\rnext'
+
+beforeAll(async () => {
+  await cloud.start()
+  cloud.unknown.add('E404')
+  dir = await mkdtemp(join(tmpdir(), 'hajri-dead-cmd-'))
+  spoolDir = join(dir, 'spool')
+  const input = new FakeInput()
+  gateway = new Gateway(
+    {
+      site: { id: 'pune-plant-1', timezone: 'Asia/Kolkata', clockFloor: '2020-01-01T00:00:00Z' },
+      cloud: {
+        url: cloud.url,
+        clientId: 'hjc_agent',
+        clientSecret: 'hjs_secret',
+        scope: 'attendance:write',
+        timeoutSeconds: 30,
+        concurrency: 1,
+        batchSize: 500,
+      },
+      spool: { dir: spoolDir, maxBytes: 1 << 30, chunkPunches: 500 },
+      status: { listen: '127.0.0.1:0' },
+      log: { level: 'silent' },
+      devices: [
+        { id: 'gate-1', mqtt: { topic: 'punches/gate-1', format: 'json' } },
+        { id: 'canteen', mqtt: { topic: 'punches/canteen', format: 'json' } },
+      ],
+    },
+    {
+      log,
+      createInputs: (context) => {
+        input.context = context
+        return [input]
+      },
+    },
+  )
+  await gateway.start()
+  base = gateway.statusAddress ?? ''
+  const sink = input.context?.sink
+  if (!sink) throw new Error('no sink')
+  const recent = formatInZone(Math.floor(nowMicros() / 1e6 - 600) * 1e6, 'Asia/Kolkata')
+  // rejected_by_cloud: an employee the cloud does not know.
+  await sink.accept(
+    'gate-1',
+    'mqtt',
+    Buffer.from(JSON.stringify({ employeeCode: 'E404', punchType: 'IN', punchedAt: recent })),
+  )
+  await until(() => gateway.deadLetters.count() === 1)
+  // device_clock_invalid: a canteen reader whose clock went back to 2019.
+  await sink.accept(
+    'canteen',
+    'mqtt',
+    Buffer.from(JSON.stringify({ employeeCode: 'E001', status: 1, punchedAt: '2019-03-01 13:00:00' })),
+  )
+  // malformed_frame.
+  await sink.accept('gate-1', 'mqtt', Buffer.from(BAD_FRAME))
+  parked = (await (await fetch(`${base}/dead-letters`)).json()) as DeadLetter[]
+})
+
+afterAll(async () => {
+  await gateway.stop()
+  await cloud.stop()
+  await rm(dir, { recursive: true, force: true })
+})
+
+describe('through the running agent (--url)', () => {
+  it('has the three dead letters to work on', () => {
+    expect(parked.map((d) => [d.deviceId, d.reason])).toEqual([
+      ['gate-1', 'rejected_by_cloud'],
+      ['canteen', 'device_clock_invalid'],
+      ['gate-1', 'malformed_frame'],
+    ])
+  })
+
+  it('lists them, one line each: when, device, reason, what, and why', async () => {
+    const result = await cli('dead-letters', 'list', '--url', base)
+    expect(result).toMatchObject({ code: 0, stderr: '' })
+    const [rejected, clock, malformed, ...rest] = result.stdout.split('\n')
+    expect(rest).toEqual([''])
+    const punchOf = (d: DeadLetter | undefined) =>
+      `${d?.punch?.employeeCode} ${d?.punch?.punchType} ${d?.punch?.punchedAt}`
+    expect(rejected).toBe(
+      `${parked[0]?.at}  gate-1         rejected_by_cloud    ${punchOf(parked[0])}  No employee E404, add them in the directory.`,
+    )
+    expect(clock).toBe(
+      `${parked[1]?.at}  canteen        device_clock_invalid ${punchOf(parked[1])}  ${parked[1]?.detail}`,
+    )
+    expect(clock).toContain('E001 OUT 2019-03-01T13:00:00+05:30')
+    expect(malformed).toBe(
+      `${parked[2]?.at}  gate-1         malformed_frame      raw ${JSON.stringify(BAD_FRAME)}  not JSON`,
+    )
+  })
+
+  it('lists them as JSON with --json, filtered by --reason and --device', async () => {
+    const all = await cli('dead-letters', 'list', '--url', base, '--json')
+    expect(JSON.parse(all.stdout)).toEqual(parked)
+    const byReason = await cli(
+      'dead-letters',
+      'list',
+      '--url',
+      base,
+      '--json',
+      '--reason',
+      'device_clock_invalid',
+    )
+    expect(JSON.parse(byReason.stdout)).toEqual([parked[1]])
+    const byDevice = await cli('dead-letters', 'list', '--url', base, '--json', '--device', 'gate-1')
+    expect(JSON.parse(byDevice.stdout)).toEqual([parked[0], parked[2]])
+    const none = await cli('dead-letters', 'list', '--url', base, '--device', 'no-such-device')
+    expect(none).toEqual({ code: 0, stdout: 'no dead letters\n', stderr: '' })
+  })
+
+  it('exports them as JSON by default', async () => {
+    const result = await cli('dead-letters', 'export', '--url', base)
+    expect(result.code).toBe(0)
+    expect(JSON.parse(result.stdout)).toEqual(parked)
+  })
+
+  it('exports them as CSV: a header, then a row each that a CSV reader gives back exactly', async () => {
+    const result = await cli('dead-letters', 'export', '--url', base, '--format', 'csv')
+    expect(result.code).toBe(0)
+    expect(result.stdout.split('\n')[0]).toBe(CSV_HEADER)
+    const rows = parseCsv(result.stdout, { columns: true }) as Record<string, string>[]
+    expect(rows).toEqual(
+      parked.map((d) => ({
+        id: d.id,
+        at: d.at,
+        deviceId: d.deviceId,
+        reason: d.reason,
+        detail: d.detail,
+        employeeCode: d.punch?.employeeCode ?? '',
+        punchType: d.punch?.punchType ?? '',
+        punchedAt: d.punch?.punchedAt ?? '',
+        punchId: d.punch?.id ?? '',
+        raw: d.raw ?? '',
+      })),
+    )
+    // RFC 4180 §2: a field with a comma, quote or line break is quoted, its quotes doubled.
+    expect(result.stdout).toContain(',malformed_frame,not JSON,,,,,"not json, ""quoted""\rnext"\n')
+    expect(result.stdout).toContain('"No employee E404, add them in the directory."')
+  })
+
+  it('refuses an export format it does not have, with exit status 2', async () => {
+    const result = await cli('dead-letters', 'export', '--url', base, '--format', 'xml')
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain('--format must be json or csv')
+    expect(result.stdout).toBe('')
+  })
+
+  it('replays the dead letters of one reason into the spool, and they reach the cloud', async () => {
+    cloud.unknown.delete('E404')
+    const result = await cli('dead-letters', 'replay', '--url', base, '--reason', 'rejected_by_cloud')
+    expect(result).toEqual({
+      code: 0,
+      stdout: 'replayed 1 punch(es) into the spool; 2 dead letter(s) kept\n',
+      stderr: '',
+    })
+    await until(() => cloud.accepted.includes('E404'))
+    const left = JSON.parse(
+      (await cli('dead-letters', 'list', '--url', base, '--json')).stdout,
+    ) as DeadLetter[]
+    expect(left.map((d) => d.reason)).toEqual(['device_clock_invalid', 'malformed_frame'])
+  })
+})
+
+describe('from the spool directory of a stopped agent (--spool)', () => {
+  beforeAll(async () => {
+    await until(() => gateway.spool.stats().items === 0)
+    await gateway.stop()
+  })
+
+  it('says no agent answers, and how to read the directory instead, without --spool', async () => {
+    const url = await closedPortUrl()
+    const list = await cli('dead-letters', 'list', '--url', url)
+    expect(list.code).toBe(2)
+    expect(list.stderr).toContain(`no agent answers at ${url}: give --spool DIR`)
+    const replay = await cli('dead-letters', 'replay', '--url', url)
+    expect(replay.code).toBe(2)
+    expect(replay.stderr).toContain('no agent is running: give --spool DIR')
+  })
+
+  it('lists and exports what the agent listed', async () => {
+    const left = parked.slice(1)
+    const list = await cli('dead-letters', 'list', '--spool', spoolDir, '--json')
+    expect(list.code).toBe(0)
+    // Replayed entries were rewritten into a new chunk: same entries, same ids.
+    expect(JSON.parse(list.stdout)).toEqual(left)
+    const csv = await cli('dead-letters', 'export', '--spool', spoolDir, '--format', 'csv')
+    const rows = parseCsv(csv.stdout, { columns: true }) as Record<string, string>[]
+    expect(rows.map((r) => [r.id, r.reason, r.raw])).toEqual(left.map((d) => [d.id, d.reason, d.raw ?? '']))
+  })
+
+  it('replays into the spool directly, where the agent finds the punch when it starts', async () => {
+    const result = await cli('dead-letters', 'replay', '--spool', spoolDir, '--device', 'canteen', '--json')
+    expect(result.code).toBe(0)
+    expect(JSON.parse(result.stdout)).toEqual({ replayed: 1, kept: 1 })
+    const spool = new Spool({
+      dir: spoolDir,
+      maxBytes: 1 << 30,
+      chunkPunches: 500,
+      log,
+      events: new EventBus(log),
+    })
+    await spool.start()
+    const waiting: SpooledPunch[] = []
+    for (const ref of spool.pending()) waiting.push(...(await spool.read(ref)))
+    await spool.stop()
+    expect(waiting).toEqual([parked[1]?.punch])
+    const list = await cli('dead-letters', 'list', '--spool', spoolDir)
+    expect(list.stdout).toMatch(/ malformed_frame {6}raw /)
+    expect(list.stdout.trim().split('\n')).toHaveLength(1)
+  })
+
+  it('says there are none in an empty spool directory', async () => {
+    const empty = await mkdtemp(join(tmpdir(), 'hajri-dead-empty-'))
+    try {
+      expect(await cli('dead-letters', 'list', '--spool', empty)).toEqual({
+        code: 0,
+        stdout: 'no dead letters\n',
+        stderr: '',
+      })
+      expect((await cli('dead-letters', 'export', '--spool', empty, '--format', 'csv')).stdout).toBe(
+        `${CSV_HEADER}\n`,
+      )
+    } finally {
+      await rm(empty, { recursive: true, force: true })
+    }
+  })
+})

@@ -1,0 +1,154 @@
+import { connect } from 'node:net'
+import pino from 'pino'
+import { afterEach, describe, expect, it } from 'vitest'
+import { EventBus } from '../../../agent/events.js'
+import type { AgentStatus } from '../../../agent/status/agent-status.js'
+import { createMetrics } from '../../../agent/status/metrics.js'
+import { parseListen, StatusServer } from '../../../agent/status/status-server.js'
+
+const log = pino({ level: 'silent' })
+
+function status(alarms: string[] = []): AgentStatus {
+  return {
+    agent: { site: 'pune', pid: 1, startedAt: '2026-11-21T04:00:00.000Z', uptimeSeconds: 5 },
+    spool: {
+      punches: 0,
+      chunks: 0,
+      bytes: 0,
+      maxBytes: 100,
+      oldestUnsentAt: null,
+      oldestUnsentAgeSeconds: null,
+      full: false,
+      fullSince: null,
+      quarantinedChunks: 0,
+    },
+    deadLetters: { count: 0 },
+    devices: [],
+    forwarding: { forwarded: 0, ratePerSecond: 0, lastSuccessAt: null, lastError: null, backlog: null },
+    alarms,
+  }
+}
+
+/** Whether anything accepts TCP connections at `address` (http://host:port). */
+function listening(address: string): Promise<boolean> {
+  const { hostname, port } = new URL(address)
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname)
+    socket.once('connect', () => {
+      socket.destroy()
+      resolve(true)
+    })
+    socket.once('error', () => resolve(false))
+  })
+}
+
+let server: StatusServer | undefined
+afterEach(async () => {
+  await server?.stop()
+  server = undefined
+})
+
+async function start(overrides: { alarms?: string[] } = {}) {
+  const events = new EventBus(log)
+  const replays: { reason?: string; deviceId?: string }[] = []
+  server = new StatusServer({
+    listen: '127.0.0.1:0',
+    log,
+    status: () => status(overrides.alarms),
+    metrics: createMetrics(events, () => ({
+      spoolPunches: 3,
+      spoolBytes: 10,
+      deadLetters: 1,
+      spoolFull: false,
+      devicesUp: {},
+    })),
+    listDeadLetters: async () => [{ id: 'dlt_1' }],
+    replayDeadLetters: async (filter) => {
+      replays.push(filter)
+      return { replayed: 2, kept: 1 }
+    },
+  })
+  await server.start()
+  const base = server.address ?? ''
+  return { base, replays, events }
+}
+
+describe('parseListen', () => {
+  it('splits host and port, IPv6 in brackets included', () => {
+    expect(parseListen('127.0.0.1:9410')).toEqual({ host: '127.0.0.1', port: 9410 })
+    expect(parseListen('localhost:80')).toEqual({ host: 'localhost', port: 80 })
+    expect(parseListen('[::1]:9410')).toEqual({ host: '::1', port: 9410 })
+  })
+})
+
+describe('the status listener', () => {
+  it('listens on the address asked for, loopback only, and reports where', async () => {
+    const { base } = await start()
+    expect(base).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+    expect(await listening(base)).toBe(true)
+  })
+
+  it('serves the status JSON at GET /status', async () => {
+    const { base } = await start({ alarms: ['spool full'] })
+    const response = await fetch(`${base}/status`)
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/)
+    expect(await response.json()).toEqual(status(['spool full']))
+  })
+
+  it('answers /healthz with ok and the alarms: alive even when something needs attention', async () => {
+    const { base } = await start({ alarms: ['cloud unreachable: x'] })
+    const response = await fetch(`${base}/healthz`)
+    expect(response.status).toBe(200)
+    expect(await response.json()).toEqual({ status: 'ok', alarms: ['cloud unreachable: x'] })
+  })
+
+  it('serves Prometheus text at /metrics', async () => {
+    const { base, events } = await start()
+    events.emit('punchesForwarded', { count: 9 })
+    const response = await fetch(`${base}/metrics`)
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/)
+    const text = await response.text()
+    expect(text).toContain('\nhajri_agent_punches_forwarded_total 9\n')
+    expect(text).toContain('\nhajri_agent_spool_punches 3\n')
+  })
+
+  it('lists dead letters at GET /dead-letters', async () => {
+    const { base } = await start()
+    expect(await (await fetch(`${base}/dead-letters`)).json()).toEqual([{ id: 'dlt_1' }])
+  })
+
+  it('replays dead letters on POST /dead-letters/replay, passing on the filter and nothing else', async () => {
+    const { base, replays } = await start()
+    const post = (body: string | undefined, type?: string) =>
+      fetch(`${base}/dead-letters/replay`, {
+        method: 'POST',
+        ...(type ? { headers: { 'content-type': type } } : {}),
+        ...(body !== undefined ? { body } : {}),
+      })
+    const answer = await post(
+      JSON.stringify({ reason: 'rejected_by_cloud', deviceId: 'gate-1' }),
+      'application/json',
+    )
+    expect(await answer.json()).toEqual({ replayed: 2, kept: 1 })
+    await post('{}', 'application/json')
+    // Anything but text is no filter at all: it must not become a filter matching nothing, or everything.
+    await post(JSON.stringify({ reason: 7, deviceId: ['gate-1'], extra: 'x' }), 'application/json')
+    await post(undefined)
+    expect(replays).toEqual([{ reason: 'rejected_by_cloud', deviceId: 'gate-1' }, {}, {}, {}])
+  })
+
+  it('answers 404 for anything else', async () => {
+    const { base } = await start()
+    expect((await fetch(`${base}/`)).status).toBe(404)
+    expect((await fetch(`${base}/dead-letters/replay`)).status).toBe(404)
+  })
+
+  it('closes its port on stop', async () => {
+    const { base } = await start()
+    await server?.stop()
+    server = undefined
+    expect(await listening(base)).toBe(false)
+  })
+})
