@@ -113,7 +113,14 @@ export class Gateway {
           this.tracker.deviceStatuses().map((d) => [d.id, d.state === 'connected']),
         ),
       })),
-      listDeadLetters: () => this.deadLetters.list(),
+      listDeadLetters: ({ limit, cursor, reason, deviceId }) =>
+        this.deadLetters.list({
+          limit,
+          cursor,
+          select: (entry) =>
+            (reason === undefined || entry.reason === reason) &&
+            (deviceId === undefined || entry.deviceId === deviceId),
+        }),
       replayDeadLetters: (filter) => this.replayDeadLetters(filter),
     })
   }

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util'
 import pino from 'pino'
 import { EventBus } from '../events.js'
 import type { DeadLetter } from '../punch/spooled-punch.js'
-import { DeadLetters } from '../spool/dead-letters.js'
+import { DEAD_LETTER_PAGE_MAX, DeadLetters } from '../spool/dead-letters.js'
 import { Spool } from '../spool/spool.js'
 import { type AgentCommand, type AgentIo, AgentUsageError } from './agent-command.js'
 import { DEFAULT_STATUS_URL } from './status-command.js'
@@ -34,22 +34,59 @@ async function openDeadLetters(spoolDir: string): Promise<DeadLetters> {
 }
 
 /**
- * The dead letters, from the running agent, or with --spool from the spool directory itself (for
- * an agent that is stopped; reading is safe while it runs too).
+ * The dead letters (those the filter keeps), page after page, from the running agent or with
+ * --spool from the spool directory itself (for an agent that is stopped; reading is safe while it
+ * runs too). Paged, so that neither the agent nor this command holds them all at once.
  */
-async function listEntries(options: Options, io: AgentIo): Promise<DeadLetter[]> {
-  if (options.spool) return (await openDeadLetters(options.spool)).list()
-  const url = agentUrl(options, io)
-  let response: Response
-  try {
-    response = await fetch(`${url}/dead-letters`, { signal: AbortSignal.timeout(30_000) })
-  } catch {
-    throw new AgentUsageError(
-      `no agent answers at ${url}: give --spool DIR (the spool.dir of agent.yaml) instead`,
-    )
+async function* deadLetterPages(options: Options, io: AgentIo): AsyncGenerator<DeadLetter[]> {
+  let cursor: string | undefined
+  if (options.spool) {
+    const dead = await openDeadLetters(options.spool)
+    do {
+      const page = await dead.list({ limit: DEAD_LETTER_PAGE_MAX, cursor, select: matches(options) })
+      yield page.data
+      cursor = page.nextCursor ?? undefined
+    } while (cursor)
+    return
   }
-  if (!response.ok) throw new Error(`the agent answered ${response.status}`)
-  return (await response.json()) as DeadLetter[]
+  const url = agentUrl(options, io)
+  do {
+    const query = new URLSearchParams({ limit: String(DEAD_LETTER_PAGE_MAX) })
+    if (cursor) query.set('cursor', cursor)
+    if (options.reason) query.set('reason', options.reason)
+    if (options.device) query.set('deviceId', options.device)
+    let response: Response
+    try {
+      response = await fetch(`${url}/dead-letters?${query}`, { signal: AbortSignal.timeout(30_000) })
+    } catch {
+      throw new AgentUsageError(
+        `no agent answers at ${url}: give --spool DIR (the spool.dir of agent.yaml) instead`,
+      )
+    }
+    if (!response.ok) throw new Error(`the agent answered ${response.status}`)
+    const body = (await response.json()) as DeadLetter[] | { data: DeadLetter[]; nextCursor: string | null }
+    // An agent started before an upgrade (not yet restarted) answers every entry, unfiltered, in
+    // one array; this one filters too, which keeps that answer right.
+    const page = Array.isArray(body) ? { data: body, nextCursor: null } : body
+    yield page.data.filter(matches(options))
+    cursor = page.nextCursor ?? undefined
+  } while (cursor)
+}
+
+/**
+ * Writes what JSON.stringify(entries, null, 2) would, one page at a time. Nothing is written until
+ * the first page is in, so a failure to reach the agent leaves stdout empty.
+ */
+async function writeJsonArray(pages: AsyncIterable<DeadLetter[]>, io: AgentIo): Promise<void> {
+  let first = true
+  for await (const page of pages) {
+    for (const entry of page) {
+      const item = JSON.stringify(entry, null, 2).replaceAll('\n', '\n  ')
+      io.stdout(`${first ? '[\n' : ',\n'}  ${item}`)
+      first = false
+    }
+  }
+  io.stdout(first ? '[]\n' : '\n]\n')
 }
 
 function matches(filter: { reason?: string; device?: string }) {
@@ -68,9 +105,17 @@ function describe(entry: DeadLetter): string {
 /** `dead-letters list`: what could not be forwarded, and why. */
 export const deadLettersListCommand: AgentCommand = async (args, io) => {
   const options = parse(args)
-  const entries = (await listEntries(options, io)).filter(matches(options))
-  if (options.json) io.stdout(`${JSON.stringify(entries, null, 2)}\n`)
-  else io.stdout(entries.length === 0 ? 'no dead letters\n' : `${entries.map(describe).join('\n')}\n`)
+  const pages = deadLetterPages(options, io)
+  if (options.json) {
+    await writeJsonArray(pages, io)
+    return 0
+  }
+  let none = true
+  for await (const page of pages) {
+    if (page.length > 0) io.stdout(`${page.map(describe).join('\n')}\n`)
+    none &&= page.length === 0
+  }
+  if (none) io.stdout('no dead letters\n')
   return 0
 }
 
@@ -97,12 +142,12 @@ export const deadLettersExportCommand: AgentCommand = async (args, io) => {
   const options = parse(args)
   const format = options.format ?? 'json'
   if (format !== 'json' && format !== 'csv') throw new AgentUsageError('--format must be json or csv')
-  const entries = (await listEntries(options, io)).filter(matches(options))
+  const pages = deadLetterPages(options, io)
   if (format === 'json') {
-    io.stdout(`${JSON.stringify(entries, null, 2)}\n`)
+    await writeJsonArray(pages, io)
     return 0
   }
-  const rows = entries.map((e) =>
+  const row = (e: DeadLetter) =>
     [
       e.id,
       e.at,
@@ -116,9 +161,13 @@ export const deadLettersExportCommand: AgentCommand = async (args, io) => {
       e.raw,
     ]
       .map(csvField)
-      .join(','),
-  )
-  io.stdout(`${[CSV_COLUMNS.join(','), ...rows].join('\n')}\n`)
+      .join(',')
+  let header = false
+  for await (const page of pages) {
+    if (!header) io.stdout(`${CSV_COLUMNS.join(',')}\n`)
+    header = true
+    if (page.length > 0) io.stdout(`${page.map(row).join('\n')}\n`)
+  }
   return 0
 }
 

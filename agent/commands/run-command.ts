@@ -1,10 +1,12 @@
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { getHeapStatistics } from 'node:v8'
 import { createAgentLogger } from '../agent-logger.js'
 import { ConfigFileError, formatProblem } from '../config/config-file-error.js'
 import { loadAgentConfig } from '../config/load.js'
 import { Gateway } from '../gateway.js'
 import { createInputs } from '../inputs/create-inputs.js'
+import { heapBudgetWarning } from '../uplink/heap-budget.js'
 import { type AgentCommand, AgentUsageError } from './agent-command.js'
 
 /**
@@ -51,6 +53,11 @@ export const runCommand: AgentCommand = async (args, io) => {
     },
     'hajri-agent running',
   )
+  const heapWarning = heapBudgetWarning(
+    { ...config.cloud, chunkPunches: config.spool.chunkPunches },
+    getHeapStatistics().heap_size_limit,
+  )
+  if (heapWarning) log.warn(heapWarning)
   const signal = await new Promise<string>((done) => {
     process.once('SIGINT', () => done('SIGINT'))
     process.once('SIGTERM', () => done('SIGTERM'))

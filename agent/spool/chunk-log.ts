@@ -1,16 +1,16 @@
-import { mkdir, readdir, rename, rm, stat, unlink } from 'node:fs/promises'
+import { opendirSync, rmSync, statSync } from 'node:fs'
+import { mkdir, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Low } from 'lowdb'
 import type { Logger } from 'pino'
+import { forEachBounded } from './bounded.js'
+import { ChunkIndex, type IndexedChunk } from './chunk-index.js'
 import { CorruptFileError, DurableJsonFile, syncDirectory } from './durable-json-file.js'
+import { unlinkIfPresent } from './small-files.js'
 
 /** One chunk file: its place in the log, its items, its size, and when it was written. */
-export interface ChunkRef {
-  seq: number
+export interface ChunkRef extends IndexedChunk {
   file: string
-  count: number
-  bytes: number
-  writtenAt: number
 }
 
 interface ChunkData<T> {
@@ -38,6 +38,11 @@ export interface ChunkLogOptions<T> {
 
 /** Most chunk files one group commit writes; more wait for the next. */
 const MAX_CHUNKS_PER_COMMIT = 32
+/**
+ * Files removed at once when a batch of many small chunks is deleted: enough to keep libuv's four
+ * threads busy, few enough that a batch never holds many requests in flight.
+ */
+export const FILE_CONCURRENCY = 16
 
 /**
  * An append-only log of bounded, immutable chunk files (DESIGN.md §5), written through lowdb with
@@ -48,12 +53,10 @@ const MAX_CHUNKS_PER_COMMIT = 32
  * reported; the others carry on.
  */
 export class ChunkLog<T> {
-  private readonly chunks = new Map<number, ChunkRef>()
+  private readonly chunks = new ChunkIndex()
   private queue: Pending<T>[] = []
   private flushing: Promise<void> | undefined
   private nextSeq = 1
-  private totalBytes = 0
-  private totalItems = 0
   quarantined = 0
 
   constructor(private readonly options: ChunkLogOptions<T>) {}
@@ -66,29 +69,52 @@ export class ChunkLog<T> {
     return join(this.options.dir, 'quarantine')
   }
 
-  /** Reads the directory: leftovers of interrupted writes go, every chunk is indexed (not read). */
+  /**
+   * Reads the directory: leftovers of interrupted writes go, every chunk is indexed (not read).
+   * The listing is streamed and the index holds numbers only, so a spool of a million files opens
+   * without a million strings in memory. The calls are synchronous on purpose: the spool opens
+   * before anything else of the agent starts (nothing waits on the event loop yet), and a
+   * synchronous stat costs a fraction of an asynchronous one's CPU, which over a million files
+   * is tens of seconds of startup.
+   */
   async open(): Promise<void> {
     await mkdir(this.options.dir, { recursive: true })
-    for (const name of await readdir(this.options.dir)) {
-      const path = join(this.options.dir, name)
-      // A .tmp was never renamed into place, so no one was told it was stored.
-      if (name.endsWith('.tmp')) {
-        await rm(path, { force: true })
-        continue
+    const pattern = this.pattern
+    // Counted first (a listing costs a tenth of the stats below), so the index is allocated once.
+    this.chunks.reserve(this.countChunkFiles())
+    const dir = opendirSync(this.options.dir, { bufferSize: 1024 })
+    try {
+      for (let entry = dir.readSync(); entry; entry = dir.readSync()) {
+        const name = entry.name
+        // A .tmp was never renamed into place, so no one was told it was stored.
+        if (name.endsWith('.tmp')) {
+          rmSync(join(this.options.dir, name), { force: true })
+          continue
+        }
+        const m = pattern.exec(name)
+        if (!m || Number(m[2]) === 0) continue
+        const info = statSync(join(this.options.dir, name), { throwIfNoEntry: false })
+        // Gone since it was listed (another process reading this spool removed it): not ours.
+        if (!info) continue
+        this.chunks.add({ seq: Number(m[1]), count: Number(m[2]), bytes: info.size, writtenAt: info.mtimeMs })
       }
-      const m = this.pattern.exec(name)
-      if (!m) continue
-      const info = await stat(path)
-      const ref: ChunkRef = {
-        seq: Number(m[1]),
-        file: path,
-        count: Number(m[2]),
-        bytes: info.size,
-        writtenAt: info.mtimeMs,
-      }
-      this.index(ref)
-      this.nextSeq = Math.max(this.nextSeq, ref.seq + 1)
+    } finally {
+      dir.closeSync()
     }
+    this.chunks.sort()
+    this.nextSeq = Math.max(this.nextSeq, this.chunks.lastSeq + 1)
+  }
+
+  private countChunkFiles(): number {
+    const pattern = this.pattern
+    let count = 0
+    const dir = opendirSync(this.options.dir, { bufferSize: 1024 })
+    try {
+      for (let entry = dir.readSync(); entry; entry = dir.readSync()) if (pattern.test(entry.name)) count++
+    } finally {
+      dir.closeSync()
+    }
+    return count
   }
 
   /** Stores items durably, in order; resolves once they are on disk. */
@@ -101,21 +127,43 @@ export class ChunkLog<T> {
     })
   }
 
-  /** Chunks oldest first. */
-  refs(): ChunkRef[] {
-    return [...this.chunks.values()].sort((a, b) => a.seq - b.seq)
+  /**
+   * Chunks after `seq` (all by default), oldest first, one at a time: each step looks up the next
+   * chunk afresh, so chunks may be appended and removed while this is iterated.
+   */
+  *refs(afterSeq = 0): Generator<ChunkRef> {
+    for (const chunk of this.chunks.from(afterSeq)) yield this.ref(chunk)
   }
 
+  /**
+   * Consecutive chunks after `afterSeq` holding at most `maxItems` items together (at least one
+   * chunk, however big): what one request to the cloud can carry.
+   */
+  run(afterSeq: number, maxItems: number): ChunkRef[] {
+    return this.chunks.run(afterSeq, maxItems).map((chunk) => this.ref(chunk))
+  }
+
+  /** The highest sequence number written so far (0 if none). */
+  get lastSeq(): number {
+    return this.nextSeq - 1
+  }
+
+  /** O(1): running totals, and the oldest chunk is the first in sequence order. */
   stats(): { chunks: number; items: number; bytes: number; oldestWrittenAt: number | undefined } {
-    let oldest: number | undefined
-    for (const ref of this.chunks.values())
-      if (oldest === undefined || ref.writtenAt < oldest) oldest = ref.writtenAt
     return {
       chunks: this.chunks.size,
-      items: this.totalItems,
-      bytes: this.totalBytes,
-      oldestWrittenAt: oldest,
+      items: this.chunks.items,
+      bytes: this.chunks.bytes,
+      oldestWrittenAt: this.chunks.first()?.writtenAt,
     }
+  }
+
+  get items(): number {
+    return this.chunks.items
+  }
+
+  get bytes(): number {
+    return this.chunks.bytes
   }
 
   /**
@@ -124,7 +172,7 @@ export class ChunkLog<T> {
    */
   async read(ref: ChunkRef): Promise<T[]> {
     try {
-      const db = new Low<ChunkData<T> | null>(new DurableJsonFile(ref.file), null)
+      const db = new Low<ChunkData<T> | null>(new DurableJsonFile(ref.file, ref.bytes), null)
       await db.read()
       const data = db.data
       if (!data) throw new CorruptFileError(ref.file, 'missing')
@@ -144,15 +192,23 @@ export class ChunkLog<T> {
     }
   }
 
-  /** Deletes whole chunks, durably. */
+  /**
+   * Deletes whole chunks, durably: all of them unlinked (a few at a time), then the directory
+   * fsynced once for the lot. A chunk no longer indexed (removed already, or quarantined) is left
+   * alone, so a quarantined file is never deleted by mistake. A crash part-way leaves some of the
+   * chunks, whose items are then sent again: the cloud dedupes them.
+   */
   async remove(refs: readonly ChunkRef[]): Promise<void> {
-    for (const ref of refs) {
-      await unlink(ref.file).catch((err: NodeJS.ErrnoException) => {
-        if (err.code !== 'ENOENT') throw err
+    const mine = refs.filter((ref) => this.chunks.has(ref.seq, ref.count))
+    if (mine.length === 0) return
+    try {
+      await forEachBounded(mine, FILE_CONCURRENCY, async (ref) => {
+        await unlinkIfPresent(ref.file)
+        this.chunks.remove(ref.seq, ref.count)
       })
-      this.unindex(ref)
+    } finally {
+      await syncDirectory(this.options.dir)
     }
-    if (refs.length > 0) await syncDirectory(this.options.dir)
   }
 
   /** Waits for appends already made to be on disk. */
@@ -160,21 +216,21 @@ export class ChunkLog<T> {
     while (this.flushing) await this.flushing
   }
 
-  private index(ref: ChunkRef): void {
-    this.chunks.set(ref.seq, ref)
-    this.totalBytes += ref.bytes
-    this.totalItems += ref.count
+  private fileOf(chunk: { seq: number; count: number }): string {
+    return join(
+      this.options.dir,
+      `${this.options.kind}-${String(chunk.seq).padStart(16, '0')}-${chunk.count}.json`,
+    )
   }
 
-  private unindex(ref: ChunkRef): void {
-    if (!this.chunks.delete(ref.seq)) return
-    this.totalBytes -= ref.bytes
-    this.totalItems -= ref.count
+  /** File names are made on demand, for the few chunks in hand, and never kept in the index. */
+  private ref(chunk: IndexedChunk): ChunkRef {
+    return { ...chunk, file: this.fileOf(chunk) }
   }
 
   private async quarantine(ref: ChunkRef, err: CorruptFileError): Promise<void> {
     this.quarantined++
-    this.unindex(ref)
+    this.chunks.remove(ref.seq, ref.count)
     await mkdir(this.quarantineDir, { recursive: true })
     await rename(ref.file, join(this.quarantineDir, `${ref.seq}-${Date.now()}.json`)).catch(() => {})
     this.options.log.error(
@@ -201,17 +257,14 @@ export class ChunkLog<T> {
       for (let i = 0; i < items.length; i += this.options.maxItemsPerChunk) {
         const slice = items.slice(i, i + this.options.maxItemsPerChunk)
         const seq = this.nextSeq++
-        const file = join(
-          this.options.dir,
-          `${this.options.kind}-${String(seq).padStart(16, '0')}-${slice.length}.json`,
-        )
+        const file = this.fileOf({ seq, count: slice.length })
         const data: ChunkData<T> = { kind: this.options.kind, version: 1, seq, items: slice }
         const adapter = new DurableJsonFile<ChunkData<T>>(file)
         await new Low(adapter, data).write()
         written.push({ seq, file, count: slice.length, bytes: adapter.writtenBytes, writtenAt: Date.now() })
       }
       await syncDirectory(this.options.dir)
-      for (const ref of written) this.index(ref)
+      for (const ref of written) this.chunks.add(ref)
       for (const pending of batch) pending.resolve()
     } catch (err) {
       // Chunks renamed into place before the failure may survive; their items are then sent twice,

@@ -3,6 +3,7 @@ import { newId } from '../../shared/ids.js'
 import { formatServerTime, nowMicros } from '../../shared/time.js'
 import type { DeadLetter, SpooledPunch } from '../punch/spooled-punch.js'
 import { ChunkLog } from './chunk-log.js'
+import { CorruptFileError } from './durable-json-file.js'
 import { SpoolFullError } from './spool.js'
 
 function isDeadLetter(value: unknown): value is DeadLetter {
@@ -19,6 +20,36 @@ function isDeadLetter(value: unknown): value is DeadLetter {
 }
 
 export type NewDeadLetter = Omit<DeadLetter, 'id' | 'at'>
+
+/** Entries a page of `list` holds by default, and at most (as the cloud's lists, DESIGN.md §2). */
+export const DEAD_LETTER_PAGE_DEFAULT = 50
+export const DEAD_LETTER_PAGE_MAX = 200
+
+export interface DeadLetterPage {
+  data: DeadLetter[]
+  /** Where the next page starts; null after the last. */
+  nextCursor: string | null
+}
+
+/** A cursor that this agent did not hand out. */
+export class InvalidCursorError extends Error {
+  readonly code = 'invalid_cursor'
+  constructor() {
+    super('the cursor is not one this agent gave out')
+    this.name = 'InvalidCursorError'
+  }
+}
+
+/** Opaque to clients: the chunk and the index in it where the next page starts. */
+function encodeCursor(seq: number, index: number): string {
+  return Buffer.from(`${seq}.${index}`).toString('base64url')
+}
+
+function decodeCursor(cursor: string): { seq: number; index: number } {
+  const m = /^(\d{1,16})\.(\d{1,9})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'))
+  if (!m || Number(m[1]) < 1) throw new InvalidCursorError()
+  return { seq: Number(m[1]), index: Number(m[2]) }
+}
 
 /**
  * What could not be forwarded: punches the cloud rejected, punches from a device with a wrong
@@ -62,17 +93,41 @@ export class DeadLetters {
     return this.chunks.stats().items
   }
 
-  /** Every entry, oldest first. Dead letters are few; a corrupt file is quarantined and skipped. */
-  async list(): Promise<DeadLetter[]> {
-    const all: DeadLetter[] = []
-    for (const ref of this.chunks.refs()) {
+  /**
+   * A page of entries, oldest first, from `cursor` (the start when absent) on: at most `limit`
+   * (1..DEAD_LETTER_PAGE_MAX) of those `select` keeps, read one chunk file at a time, so listing a
+   * large pile of dead letters never holds more than a page and a chunk in memory. The cursor names
+   * a place in the chunk log, so a page is the same whether or not entries were added since; a
+   * replay meanwhile moves the entries it keeps to the end, where a listing may meet them again.
+   * A corrupt file is quarantined (and logged) by the chunk log and skipped.
+   */
+  async list(
+    options: { limit?: number; cursor?: string; select?: (entry: DeadLetter) => boolean } = {},
+  ): Promise<DeadLetterPage> {
+    const limit = options.limit ?? DEAD_LETTER_PAGE_DEFAULT
+    if (!Number.isInteger(limit) || limit < 1 || limit > DEAD_LETTER_PAGE_MAX)
+      throw new RangeError(`limit must be 1 to ${DEAD_LETTER_PAGE_MAX}`)
+    const start = options.cursor === undefined ? { seq: 1, index: 0 } : decodeCursor(options.cursor)
+    const data: DeadLetter[] = []
+    for (const ref of this.chunks.refs(start.seq - 1)) {
+      let entries: DeadLetter[]
       try {
-        all.push(...(await this.chunks.read(ref)))
-      } catch {
-        // Quarantined and logged by the chunk log; the others are still listed.
+        entries = await this.chunks.read(ref)
+      } catch (err) {
+        if (err instanceof CorruptFileError) continue
+        throw err
+      }
+      for (let i = ref.seq === start.seq ? start.index : 0; i < entries.length; i++) {
+        const entry = entries[i] as DeadLetter
+        if (options.select && !options.select(entry)) continue
+        data.push(entry)
+        if (data.length === limit) {
+          const atEnd = i === entries.length - 1 && this.chunks.refs(ref.seq).next().done
+          return { data, nextCursor: atEnd ? null : encodeCursor(ref.seq, i + 1) }
+        }
       }
     }
-    return all
+    return { data, nextCursor: null }
   }
 
   /**
@@ -86,12 +141,16 @@ export class DeadLetters {
   ): Promise<{ replayed: number; kept: number }> {
     let replayed = 0
     let kept = 0
+    // Entries kept are written again after the last chunk: this pass must not meet them.
+    const last = this.chunks.lastSeq
     for (const ref of this.chunks.refs()) {
+      if (ref.seq > last) break
       let entries: DeadLetter[]
       try {
         entries = await this.chunks.read(ref)
-      } catch {
-        continue
+      } catch (err) {
+        if (err instanceof CorruptFileError) continue
+        throw err
       }
       const chosen = entries.filter((e) => e.punch !== undefined && select(e))
       if (chosen.length === 0) {

@@ -1,5 +1,6 @@
 import { open, readFile, rename, rm } from 'node:fs/promises'
 import type { Adapter } from 'lowdb'
+import { readSmallFile } from './small-files.js'
 
 /** A chunk file that could not be read back as what was written. */
 export class CorruptFileError extends Error {
@@ -22,12 +23,19 @@ export class DurableJsonFile<T> implements Adapter<T> {
   /** Bytes the last write put on disk. */
   writtenBytes = 0
 
-  constructor(readonly path: string) {}
+  /** `expectedBytes`: the file's size as last known, which lets a read take one system call. */
+  constructor(
+    readonly path: string,
+    private readonly expectedBytes?: number,
+  ) {}
 
   async read(): Promise<T | null> {
     let text: string
     try {
-      text = await readFile(this.path, 'utf8')
+      text =
+        this.expectedBytes === undefined
+          ? await readFile(this.path, 'utf8')
+          : await readSmallFile(this.path, this.expectedBytes)
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
       throw err

@@ -59,7 +59,7 @@ export class Spool {
 
   async start(): Promise<void> {
     await this.chunks.open()
-    this.backlogPeak = this.chunks.stats().items
+    this.backlogPeak = this.chunks.items
   }
 
   async stop(): Promise<void> {
@@ -69,10 +69,11 @@ export class Spool {
 
   async append(punches: readonly SpooledPunch[]): Promise<void> {
     if (punches.length === 0) return
-    if (this.chunks.stats().bytes >= this.options.maxBytes) this.refuse(new SpoolFullError('cap'))
+    // Asked per punch, so answered from running totals (O(1)), never by walking the chunks.
+    if (this.chunks.bytes >= this.options.maxBytes) this.refuse(new SpoolFullError('cap'))
     try {
       await this.chunks.append(punches)
-      this.backlogPeak = Math.max(this.backlogPeak, this.chunks.stats().items)
+      this.backlogPeak = Math.max(this.backlogPeak, this.chunks.items)
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOSPC') this.refuse(new SpoolFullError('disk'))
       throw err
@@ -80,9 +81,17 @@ export class Spool {
     for (const wake of this.waiters) wake()
   }
 
-  /** Chunks waiting for the cloud, oldest first. */
-  pending(): ChunkRef[] {
+  /** Chunks waiting for the cloud, oldest first, looked up one at a time (see ChunkLog.refs). */
+  pending(): Generator<ChunkRef> {
     return this.chunks.refs()
+  }
+
+  /**
+   * The next chunks to send after the chunk `afterSeq` (0: from the oldest): consecutive ones
+   * holding at most `maxPunches` together, or one bigger chunk alone; none if there are none.
+   */
+  nextRun(afterSeq: number, maxPunches: number): ChunkRef[] {
+    return this.chunks.run(afterSeq, maxPunches)
   }
 
   read(ref: ChunkRef): Promise<SpooledPunch[]> {
@@ -92,8 +101,8 @@ export class Spool {
   /** Deletes chunks the cloud has accepted in full (or whose rejects are in dead letters). */
   async remove(refs: readonly ChunkRef[]): Promise<void> {
     await this.chunks.remove(refs)
-    if (this.chunks.stats().items === 0) this.backlogPeak = 0
-    if (this.full && this.chunks.stats().bytes < this.options.maxBytes) {
+    if (this.chunks.items === 0) this.backlogPeak = 0
+    if (this.full && this.chunks.bytes < this.options.maxBytes) {
       this.options.log.info('spool has room again')
       this.full = undefined
     }
@@ -125,13 +134,13 @@ export class Spool {
   private refuse(error: SpoolFullError): never {
     if (!this.full) {
       this.options.log.error(
-        { bytes: this.chunks.stats().bytes, maxBytes: this.options.maxBytes },
+        { bytes: this.chunks.bytes, maxBytes: this.options.maxBytes },
         `refusing punches: ${error.message}`,
       )
     }
     this.full = error
     this.options.events.emit('spoolFull', {
-      bytes: this.chunks.stats().bytes,
+      bytes: this.chunks.bytes,
       maxBytes: this.options.maxBytes,
     })
     throw error

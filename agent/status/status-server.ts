@@ -1,6 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify'
 import type { Logger } from 'pino'
 import type { Registry } from 'prom-client'
+import { DEAD_LETTER_PAGE_MAX, InvalidCursorError } from '../spool/dead-letters.js'
 import type { AgentStatus } from './agent-status.js'
 
 export interface StatusServerOptions {
@@ -9,13 +10,21 @@ export interface StatusServerOptions {
   log: Logger
   status: () => AgentStatus
   metrics: Registry
-  /** Every dead letter, oldest first. */
-  listDeadLetters: () => Promise<unknown[]>
+  /** A page of dead letters, oldest first (DeadLetters.list). */
+  listDeadLetters: (query: DeadLetterQuery) => Promise<{ data: unknown[]; nextCursor: string | null }>
   /** Replays dead letters (all, or those of one reason or device); answers what moved. */
   replayDeadLetters: (filter: {
     reason?: string
     deviceId?: string
   }) => Promise<{ replayed: number; kept: number }>
+}
+
+/** GET /dead-letters?limit=&cursor=&reason=&deviceId= */
+export interface DeadLetterQuery {
+  limit?: number
+  cursor?: string
+  reason?: string
+  deviceId?: string
 }
 
 export function parseListen(listen: string): { host: string; port: number } {
@@ -25,7 +34,7 @@ export function parseListen(listen: string): { host: string; port: number } {
 
 /**
  * The agent's local HTTP listener: GET /status (JSON, what `hajri-agent status` shows), /healthz,
- * /metrics (Prometheus), and GET /dead-letters and POST /dead-letters/replay, so that the CLI
+ * /metrics (Prometheus), and GET /dead-letters (paged) and POST /dead-letters/replay, so that the CLI
  * works on dead letters through the agent while it runs (one process writes the spool).
  */
 export class StatusServer {
@@ -48,7 +57,33 @@ export class StatusServer {
     app.get('/metrics', async (_request, reply) =>
       reply.type(this.options.metrics.contentType).send(await this.options.metrics.metrics()),
     )
-    app.get('/dead-letters', async () => this.options.listDeadLetters())
+    // Paged like the cloud's lists (DESIGN.md §2), so that a large pile of dead letters is never
+    // read into the agent's memory, or one response, at once.
+    app.get<{ Querystring: DeadLetterQuery }>(
+      '/dead-letters',
+      {
+        schema: {
+          querystring: {
+            type: 'object',
+            properties: {
+              limit: { type: 'integer', minimum: 1, maximum: DEAD_LETTER_PAGE_MAX },
+              cursor: { type: 'string', minLength: 1, maxLength: 64 },
+              reason: { type: 'string', minLength: 1 },
+              deviceId: { type: 'string', minLength: 1 },
+            },
+            additionalProperties: false,
+          },
+        },
+      },
+      async (request, reply) => {
+        try {
+          return await this.options.listDeadLetters(request.query)
+        } catch (err) {
+          if (!(err instanceof InvalidCursorError)) throw err
+          return reply.code(400).send({ code: err.code, message: err.message })
+        }
+      },
+    )
     app.post<{ Body: { reason?: string; deviceId?: string } | undefined }>(
       '/dead-letters/replay',
       async (request) => {

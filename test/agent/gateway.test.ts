@@ -100,6 +100,9 @@ class GatedRelay {
               up.pipe(res)
             },
           )
+          // A request still held when the test ends is let through as everything stops: the cloud
+          // may close its socket under it, and nobody waits for that answer any more.
+          upstream.on('error', () => res.destroy())
           upstream.end(Buffer.concat(body))
         }
         if (!req.url?.includes('/attendance/punches')) forward()
@@ -394,8 +397,13 @@ describe('GET /status', () => {
     const relay = new GatedRelay(cloudUrl)
     await relay.start()
     cleanup.push(() => relay.stop())
-    // One punch a chunk, one request at a time: the relay lets them through one by one.
-    const agent = await startAgent({ cloudUrl: relay.url, spool: { chunkPunches: 1 } })
+    // One punch a chunk and a request, one request at a time: the relay lets them through one by
+    // one. (By default consecutive chunks share a batch request, and all four would go in one.)
+    const agent = await startAgent({
+      cloudUrl: relay.url,
+      spool: { chunkPunches: 1 },
+      cloud: { batchSize: 1 },
+    })
     await agent.input.send(
       'gate-1',
       [4, 3, 2, 1].map((m, i) => ({
@@ -423,7 +431,12 @@ describe('GET /status', () => {
     const relay = new GatedRelay(cloudUrl)
     await relay.start()
     cleanup.push(() => relay.stop())
-    const agent = await startAgent({ cloudUrl: relay.url, spool: { chunkPunches: 1 } })
+    // One punch a chunk and a request, so that two releases forward two of the four.
+    const agent = await startAgent({
+      cloudUrl: relay.url,
+      spool: { chunkPunches: 1 },
+      cloud: { batchSize: 1 },
+    })
     await agent.input.send(
       'gate-1',
       [4, 3, 2, 1].map((m) => ({ employeeCode: 'E001', punchType: 'OUT', punchedAt: recently(m).text })),
@@ -567,7 +580,7 @@ describe('GET /metrics', () => {
 
 describe('dead letters through the status listener', () => {
   const deadLetters = async (base: string) =>
-    (await (await fetch(`${base}/dead-letters`)).json()) as Record<string, unknown>[]
+    ((await (await fetch(`${base}/dead-letters`)).json()) as { data: Record<string, unknown>[] }).data
   const replay = async (base: string, filter: object = {}) =>
     (await (
       await fetch(`${base}/dead-letters/replay`, {
@@ -679,9 +692,9 @@ describe('identity end to end', () => {
     ]
     await agent.input.send('gate-1', frame)
     await until(async () => (await agent.status()).deadLetters.count === 1)
-    const [refused] = (await (await fetch(`${agent.base}/dead-letters`)).json()) as {
-      punch: { id: string }
-    }[]
+    const {
+      data: [refused],
+    } = (await (await fetch(`${agent.base}/dead-letters`)).json()) as { data: { punch: { id: string } }[] }
     await cloud.upsertEmployees(tenantId, [employee(code)])
     await agent.input.send('gate-1', frame)
     await until(async () => (await agent.status()).spool.punches === 0)

@@ -5,13 +5,16 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parse as parseCsv } from 'csv-parse/sync'
 import pino from 'pino'
+import { Registry } from 'prom-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { AgentIo } from '../../../agent/commands/agent-command.js'
 import { EventBus } from '../../../agent/events.js'
 import { type Component, Gateway, type InputContext } from '../../../agent/gateway.js'
 import { runAgentCli } from '../../../agent/main.js'
 import type { DeadLetter, SpooledPunch } from '../../../agent/punch/spooled-punch.js'
+import { DeadLetters } from '../../../agent/spool/dead-letters.js'
 import { Spool } from '../../../agent/spool/spool.js'
+import { StatusServer } from '../../../agent/status/status-server.js'
 import { formatInZone, nowMicros } from '../../../shared/time.js'
 
 /**
@@ -173,7 +176,7 @@ beforeAll(async () => {
   )
   // malformed_frame.
   await sink.accept('gate-1', 'mqtt', Buffer.from(BAD_FRAME))
-  parked = (await (await fetch(`${base}/dead-letters`)).json()) as DeadLetter[]
+  parked = ((await (await fetch(`${base}/dead-letters`)).json()) as { data: DeadLetter[] }).data
 })
 
 afterAll(async () => {
@@ -344,5 +347,88 @@ describe('from the spool directory of a stopped agent (--spool)', () => {
     } finally {
       await rm(empty, { recursive: true, force: true })
     }
+  })
+})
+
+describe('a long list of dead letters, page after page', () => {
+  let pileDir: string
+  let dead: DeadLetters
+  let all: DeadLetter[]
+  let server: StatusServer
+  let url: string
+
+  beforeAll(async () => {
+    pileDir = await mkdtemp(join(tmpdir(), 'hajri-dead-pile-'))
+    dead = new DeadLetters({ dir: join(pileDir, 'dead-letters'), log })
+    await dead.open()
+    // More than two pages of the largest size, in several chunk files.
+    for (let batch = 0; batch < 3; batch++)
+      await dead.add(
+        Array.from({ length: 150 }, (_, i) => ({
+          deviceId: i % 2 ? 'gate-1' : 'canteen',
+          reason: 'malformed_frame' as const,
+          detail: `frame ${batch * 150 + i}, "quoted"`,
+          raw: `line\n${i}`,
+        })),
+      )
+    all = []
+    for (let cursor: string | undefined, first = true; first || cursor; first = false) {
+      const page = await dead.list({ limit: 200, cursor })
+      all.push(...page.data)
+      cursor = page.nextCursor ?? undefined
+    }
+    expect(all).toHaveLength(450)
+    // The running agent's listener, serving the same directory.
+    server = new StatusServer({
+      listen: '127.0.0.1:0',
+      log,
+      status: () => {
+        throw new Error('not asked')
+      },
+      metrics: new Registry(),
+      listDeadLetters: ({ limit, cursor, deviceId }) =>
+        dead.list({ limit, cursor, select: (e) => deviceId === undefined || e.deviceId === deviceId }),
+      replayDeadLetters: async () => ({ replayed: 0, kept: 0 }),
+    })
+    await server.start()
+    url = server.address ?? ''
+  })
+
+  afterAll(async () => {
+    await server.stop()
+    await rm(pileDir, { recursive: true, force: true })
+  })
+
+  it('prints every entry once, in order, exactly as one JSON document, from the directory and the agent', async () => {
+    const expected = `${JSON.stringify(all, null, 2)}\n`
+    expect((await cli('dead-letters', 'list', '--spool', pileDir, '--json')).stdout).toBe(expected)
+    expect((await cli('dead-letters', 'list', '--url', url, '--json')).stdout).toBe(expected)
+    expect((await cli('dead-letters', 'export', '--url', url)).stdout).toBe(expected)
+  })
+
+  it('reads the one-array answer of an agent started before the upgrade to pages', async () => {
+    const older = createServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(all.slice(0, 3))),
+    )
+    older.listen(0, '127.0.0.1')
+    await once(older, 'listening')
+    try {
+      const olderUrl = `http://127.0.0.1:${(older.address() as { port: number }).port}`
+      const listed = await cli('dead-letters', 'list', '--url', olderUrl, '--json', '--device', 'canteen')
+      expect(JSON.parse(listed.stdout)).toEqual(all.slice(0, 3).filter((e) => e.deviceId === 'canteen'))
+    } finally {
+      older.close()
+    }
+  })
+
+  it('filters page by page, and writes text and CSV a page at a time', async () => {
+    const canteen = all.filter((e) => e.deviceId === 'canteen')
+    const filtered = await cli('dead-letters', 'list', '--url', url, '--json', '--device', 'canteen')
+    expect(JSON.parse(filtered.stdout)).toEqual(canteen)
+    const text = await cli('dead-letters', 'list', '--spool', pileDir)
+    expect(text.stdout.trimEnd().split('\n')).toHaveLength(450)
+    const csv = await cli('dead-letters', 'export', '--url', url, '--format', 'csv')
+    const rows = parseCsv(csv.stdout, { columns: true }) as Record<string, string>[]
+    expect(rows.map((r) => [r.id, r.detail, r.raw])).toEqual(all.map((e) => [e.id, e.detail, e.raw]))
   })
 })

@@ -102,7 +102,10 @@ afterEach(async () => {
   cleanup = []
 })
 
-async function startAgent(spool: Partial<AgentConfig['spool']> = {}) {
+async function startAgent(
+  spool: Partial<AgentConfig['spool']> = {},
+  cloudSettings: Partial<AgentConfig['cloud']> = {},
+) {
   const dir = await mkdtemp(join(tmpdir(), 'hajri-status-cmd-'))
   cleanup.push(() => rm(dir, { recursive: true, force: true }))
   const input = new FakeInput()
@@ -117,6 +120,7 @@ async function startAgent(spool: Partial<AgentConfig['spool']> = {}) {
         timeoutSeconds: 30,
         concurrency: 1,
         batchSize: 500,
+        ...cloudSettings,
       },
       spool: { dir: join(dir, 'spool'), maxBytes: 1 << 30, chunkPunches: 500, ...spool },
       status: { listen: '127.0.0.1:0' },
@@ -338,9 +342,10 @@ describe('hajri-agent status, against a running agent', () => {
   })
 
   it('shows a progress bar while a backlog drains', async () => {
-    // One punch a chunk, answered one by one by the cloud.
+    // One punch a chunk and a request, answered one by one by the cloud. (By default consecutive
+    // chunks share a batch request, and the four punches would go in one.)
     cloud.hold = true
-    const agent = await startAgent({ chunkPunches: 1 })
+    const agent = await startAgent({ chunkPunches: 1 }, { batchSize: 1 })
     const at = (m: number) => formatInZone(Math.floor(nowMicros() / 1e6 - m * 60) * 1e6, 'Asia/Kolkata')
     await agent.send([1, 2, 3, 4].map((m) => ({ employeeCode: 'E001', punchType: 'IN', punchedAt: at(m) })))
     const waiting = await cli(['status', '--url', agent.base])

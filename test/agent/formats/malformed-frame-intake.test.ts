@@ -21,6 +21,7 @@ import { DeadLetters } from '../../../agent/spool/dead-letters.js'
 import { Spool } from '../../../agent/spool/spool.js'
 import { parseTimestamp } from '../../../shared/time.js'
 import { memoryLog } from '../inputs/serial-test-kit.js'
+import { allDeadLetters } from '../spool/all-dead-letters.js'
 
 const NOW = parseTimestamp('2026-11-21T12:00:00+05:30') as number
 const serial = (format: 'zk-attlog' | 'csv' | 'json'): DeviceConfig['serial'] => ({
@@ -119,7 +120,7 @@ describe('a malformed device frame through the intake', () => {
     await intake.accept('gate-1', 'serial', frame)
     await intake.accept('gate-1', 'serial', Buffer.from(DEVICES[0].good))
 
-    const dead = (await deadLetters.list()).at(-1)
+    const dead = (await allDeadLetters(deadLetters)).at(-1)
     expect(dead).toMatchObject({
       deviceId: 'gate-1',
       reason: 'malformed_frame',
@@ -140,7 +141,7 @@ describe('a malformed device frame through the intake', () => {
   it('truncates the hex in the log and the text in the dead letter', async () => {
     const frame = Buffer.from(`nonsense ${'#'.repeat(5000)}`)
     await intake.accept('gate-1', 'serial', frame)
-    expect((await deadLetters.list()).at(-1)?.raw).toBe(frame.toString().slice(0, 1024))
+    expect((await allDeadLetters(deadLetters)).at(-1)?.raw).toBe(frame.toString().slice(0, 1024))
     expect(lines.filter((l) => l.msg === 'malformed frame').at(-1)).toMatchObject({
       bytes: frame.length,
       frame: frame.subarray(0, 64).toString('hex'),
@@ -169,7 +170,7 @@ describe('a malformed device frame through the intake', () => {
         await intake.accept(d.id, 'serial', Buffer.from(d.good))
 
         expect(deadLetters.count()).toBe(deadBefore + expectedDead)
-        const dead = (await deadLetters.list()).slice(deadBefore)
+        const dead = (await allDeadLetters(deadLetters)).slice(deadBefore)
         expect(dead.every((e) => e.deviceId === d.id && e.reason === 'malformed_frame')).toBe(true)
         // The text of each unreadable record: the whole frame, unless a CR split it into lines or
         // it is a JSON array (each element its own record).

@@ -173,7 +173,7 @@ describe('MqttEmbeddedInput', () => {
     expect((await agent.punches()).map((p) => p.employeeCode)).toEqual(['E1'])
 
     // The forwarder delivers the first chunk and removes it: there is room again.
-    await agent.spool.remove(agent.spool.pending())
+    await agent.spool.remove([...agent.spool.pending()])
     await second.done
     expect((await agent.punches()).map((p) => p.employeeCode)).toEqual(['E2'])
     expect(lines.filter((l) => l.msg.startsWith('ALARM: spool full'))).toHaveLength(1)

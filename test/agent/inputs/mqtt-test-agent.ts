@@ -15,6 +15,7 @@ import type { DeadLetter, SpooledPunch } from '../../../agent/punch/spooled-punc
 import { DeadLetters } from '../../../agent/spool/dead-letters.js'
 import { Spool } from '../../../agent/spool/spool.js'
 import { formatInZone, nowMicros } from '../../../shared/time.js'
+import { allDeadLetters } from '../spool/all-dead-letters.js'
 
 export const silentLog = pino({ level: 'silent' })
 
@@ -71,7 +72,7 @@ export async function startTestAgent(
       for (const ref of spool.pending()) all.push(...(await spool.read(ref)))
       return all
     },
-    deadLettered: () => deadLetters.list(),
+    deadLettered: () => allDeadLetters(deadLetters),
     async close() {
       await spool.stop()
       await deadLetters.drain()

@@ -17,6 +17,7 @@ import type { SpooledPunch } from '../../../agent/punch/spooled-punch.js'
 import { DeadLetters } from '../../../agent/spool/dead-letters.js'
 import { Spool } from '../../../agent/spool/spool.js'
 import { parseTimestamp } from '../../../shared/time.js'
+import { allDeadLetters } from '../spool/all-dead-letters.js'
 import {
   chunked,
   type LogLine,
@@ -134,7 +135,7 @@ describe('SerialInput with a real intake', () => {
 
           const spooled = (await spooledPunches()).slice(spooledBefore)
           expect(spooled.map((p) => p.employeeCode)).toEqual(pins)
-          const dead = (await deadLetters.list()).slice(deadBefore)
+          const dead = (await allDeadLetters(deadLetters)).slice(deadBefore)
           expect(dead.every((e) => e.deviceId === 'main-door' && e.reason === 'malformed_frame')).toBe(true)
           const logged = lines.filter((l) => l.msg === 'malformed frame').slice(malformedLogsBefore)
           expect(logged).toHaveLength(expectedDead)

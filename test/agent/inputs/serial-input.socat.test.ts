@@ -18,6 +18,7 @@ import { DeadLetters } from '../../../agent/spool/dead-letters.js'
 import { Spool } from '../../../agent/spool/spool.js'
 import { parseTimestamp } from '../../../shared/time.js'
 import { socatAvailability } from '../../support/services.js'
+import { allDeadLetters } from '../spool/all-dead-letters.js'
 import { recordEvents, serialSettings, silentLog, until } from './serial-test-kit.js'
 
 const socat = await socatAvailability()
@@ -133,7 +134,7 @@ describe.skipIf(socat.skipReason !== undefined)(
         ['main-door', '104', 'OUT', '2026-11-21T10:00:00+05:30'],
         ['main-door', '105', 'IN', '2026-11-21T10:01:00+05:30'],
       ])
-      expect(await deadLetters.list()).toEqual([])
+      expect(await allDeadLetters(deadLetters)).toEqual([])
       expect(states.map((s) => s.state).filter((s, i, all) => s !== all[i - 1])).toEqual([
         'connected',
         'disconnected',

@@ -10,6 +10,7 @@ import type { SpooledPunch } from '../../../agent/punch/spooled-punch.js'
 import { DeadLetters } from '../../../agent/spool/dead-letters.js'
 import { Spool } from '../../../agent/spool/spool.js'
 import { parseTimestamp } from '../../../shared/time.js'
+import { allDeadLetters } from '../spool/all-dead-letters.js'
 
 /**
  * Which zone a device's local time is read in, as the agent wires it (PunchIntake over a real
@@ -114,7 +115,7 @@ describe('the zone of a device clock', () => {
     ])
     await sink.accept('gate-1', 'mqtt', frame('2000-01-01 00:03:00'))
     expect(await stored()).toEqual([])
-    const [parked] = await deadLetters.list()
+    const [parked] = await allDeadLetters(deadLetters)
     expect(parked).toMatchObject({
       deviceId: 'gate-1',
       reason: 'device_clock_invalid',

@@ -5,9 +5,10 @@ import pino from 'pino'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { EventBus } from '../../../agent/events.js'
 import type { SpooledPunch } from '../../../agent/punch/spooled-punch.js'
-import { DeadLetters } from '../../../agent/spool/dead-letters.js'
+import { DeadLetters, InvalidCursorError } from '../../../agent/spool/dead-letters.js'
 import { CorruptFileError } from '../../../agent/spool/durable-json-file.js'
 import { Spool, SpoolFullError } from '../../../agent/spool/spool.js'
+import { allDeadLetters } from './all-dead-letters.js'
 
 const log = pino({ level: 'silent' })
 
@@ -63,7 +64,7 @@ describe('spool', () => {
     const files = (await readdir(dir)).filter((f) => f.startsWith('chunk-'))
     // 300 appends in the same turn of the event loop: 6 full chunks, not 300 files.
     expect(files).toHaveLength(6)
-    expect(spool.pending().every((ref) => ref.count <= 50)).toBe(true)
+    expect([...spool.pending()].every((ref) => ref.count <= 50)).toBe(true)
     expect((await all(spool)).map((p) => p.id)).toEqual(Array.from({ length: 300 }, (_, i) => punch(i).id))
   })
 
@@ -93,7 +94,7 @@ describe('spool', () => {
     await writeFile(middle.file, '{"kind":"chunk","version":1,"seq":2,"items":[{"id":')
     await spool.stop()
     const again = await open({ chunkPunches: 1 })
-    const refs = again.pending()
+    const refs = [...again.pending()]
     expect(refs).toHaveLength(3)
     await expect(again.read(refs[1] as (typeof refs)[number])).rejects.toBeInstanceOf(CorruptFileError)
     expect(again.stats()).toMatchObject({ items: 2, quarantined: 1 })
@@ -120,7 +121,7 @@ describe('spool', () => {
     await expect(spool.append([punch(2)])).rejects.toBeInstanceOf(SpoolFullError)
     expect(spool.full).toBeInstanceOf(SpoolFullError)
     expect((await all(spool)).map((p) => p.id)).toEqual([punch(1).id])
-    await spool.remove(spool.pending())
+    await spool.remove([...spool.pending()])
     expect(spool.full).toBeUndefined()
     await spool.append([punch(3)])
     expect(spool.stats().items).toBe(1)
@@ -157,7 +158,7 @@ describe('dead letters', () => {
     ])
     const reopened = new DeadLetters({ dir: join(dir, 'dead-letters'), log })
     await reopened.open()
-    const listed = await reopened.list()
+    const listed = await allDeadLetters(reopened)
     expect(listed.map((e) => e.reason)).toEqual([
       'rejected_by_cloud',
       'malformed_frame',
@@ -174,7 +175,7 @@ describe('dead letters', () => {
     )
     expect(result).toEqual({ replayed: 1, kept: 2 })
     expect(requeued.map((p) => p.id)).toEqual([punch(1).id])
-    expect((await reopened.list()).map((e) => e.reason).sort()).toEqual([
+    expect((await allDeadLetters(reopened)).map((e) => e.reason).sort()).toEqual([
       'device_clock_invalid',
       'malformed_frame',
     ])
@@ -189,6 +190,83 @@ describe('dead letters', () => {
         throw new SpoolFullError('cap')
       }),
     ).rejects.toBeInstanceOf(SpoolFullError)
-    expect(await dead.list()).toHaveLength(1)
+    expect(await allDeadLetters(dead)).toHaveLength(1)
+  })
+
+  it('lists a page at a time, across chunk files, with a cursor that survives new entries', async () => {
+    const dead = new DeadLetters({ dir, log })
+    await dead.open()
+    // Three adds, three chunk files: pages must cross from one to the next.
+    for (let batch = 0; batch < 3; batch++) {
+      await dead.add(
+        Array.from({ length: 150 }, (_, i) => ({
+          deviceId: i % 3 === 0 ? 'gate-2' : 'gate-1',
+          reason: 'malformed_frame' as const,
+          detail: `frame ${batch * 150 + i}`,
+          raw: 'x',
+        })),
+      )
+    }
+    const first = await dead.list({ limit: 200 })
+    expect(first.data.map((e) => e.detail)).toEqual(Array.from({ length: 200 }, (_, i) => `frame ${i}`))
+    expect(first.nextCursor).toEqual(expect.any(String))
+    // Entries added after a page was handed out come after it, not in place of it.
+    await dead.add([{ deviceId: 'gate-1', reason: 'malformed_frame', detail: 'late', raw: 'y' }])
+    const second = await dead.list({ limit: 200, cursor: first.nextCursor ?? undefined })
+    expect(second.data.map((e) => e.detail)).toEqual(
+      Array.from({ length: 200 }, (_, i) => `frame ${200 + i}`),
+    )
+    const third = await dead.list({ limit: 200, cursor: second.nextCursor ?? undefined })
+    expect(third.data.map((e) => e.detail)).toEqual([
+      ...Array.from({ length: 50 }, (_, i) => `frame ${400 + i}`),
+      'late',
+    ])
+    expect(third.nextCursor).toBeNull()
+    // The last entry exactly filling a page: no cursor to an empty page.
+    expect((await dead.list({ limit: 51, cursor: second.nextCursor ?? undefined })).nextCursor).toBeNull()
+    expect((await dead.list()).data).toHaveLength(50)
+  })
+
+  it('pages through the entries a filter keeps, and refuses a cursor or limit it cannot use', async () => {
+    const dead = new DeadLetters({ dir, log })
+    await dead.open()
+    await dead.add(
+      Array.from({ length: 30 }, (_, i) => ({
+        deviceId: i % 3 === 0 ? 'gate-2' : 'gate-1',
+        reason: 'malformed_frame' as const,
+        detail: `frame ${i}`,
+        raw: 'x',
+      })),
+    )
+    const select = (e: { deviceId: string }) => e.deviceId === 'gate-2'
+    const seen: string[] = []
+    let cursor: string | undefined
+    do {
+      const page = await dead.list({ limit: 4, cursor, select })
+      expect(page.data.length).toBeLessThanOrEqual(4)
+      seen.push(...page.data.map((e) => e.detail))
+      cursor = page.nextCursor ?? undefined
+    } while (cursor)
+    expect(seen).toEqual(Array.from({ length: 10 }, (_, i) => `frame ${i * 3}`))
+    await expect(dead.list({ cursor: 'bm90LWEtY3Vyc29y' })).rejects.toBeInstanceOf(InvalidCursorError)
+    await expect(dead.list({ limit: 0 })).rejects.toBeInstanceOf(RangeError)
+    await expect(dead.list({ limit: 201 })).rejects.toBeInstanceOf(RangeError)
+  })
+
+  it('replays each entry once even when the entries it keeps are written again behind it', async () => {
+    const dead = new DeadLetters({ dir, log })
+    await dead.open()
+    for (let i = 0; i < 3; i++)
+      await dead.add([
+        { deviceId: 'gate-1', reason: 'rejected_by_cloud', detail: 'x', punch: punch(i) },
+        { deviceId: 'gate-1', reason: 'malformed_frame', detail: 'kept', raw: 'r' },
+      ])
+    const requeued: SpooledPunch[] = []
+    const result = await dead.replay(async (punches) => {
+      requeued.push(...punches)
+    })
+    expect(result).toEqual({ replayed: 3, kept: 3 })
+    expect(requeued.map((p) => p.id)).toEqual([0, 1, 2].map((i) => punch(i).id))
+    expect((await allDeadLetters(dead)).map((e) => e.detail)).toEqual(['kept', 'kept', 'kept'])
   })
 })

@@ -2,9 +2,10 @@ import { connect } from 'node:net'
 import pino from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
 import { EventBus } from '../../../agent/events.js'
+import { InvalidCursorError } from '../../../agent/spool/dead-letters.js'
 import type { AgentStatus } from '../../../agent/status/agent-status.js'
 import { createMetrics } from '../../../agent/status/metrics.js'
-import { parseListen, StatusServer } from '../../../agent/status/status-server.js'
+import { type DeadLetterQuery, parseListen, StatusServer } from '../../../agent/status/status-server.js'
 
 const log = pino({ level: 'silent' })
 
@@ -51,6 +52,7 @@ afterEach(async () => {
 async function start(overrides: { alarms?: string[] } = {}) {
   const events = new EventBus(log)
   const replays: { reason?: string; deviceId?: string }[] = []
+  const listings: DeadLetterQuery[] = []
   server = new StatusServer({
     listen: '127.0.0.1:0',
     log,
@@ -62,7 +64,11 @@ async function start(overrides: { alarms?: string[] } = {}) {
       spoolFull: false,
       devicesUp: {},
     })),
-    listDeadLetters: async () => [{ id: 'dlt_1' }],
+    listDeadLetters: async (query) => {
+      listings.push(query)
+      if (query.cursor === 'not-ours') throw new InvalidCursorError()
+      return { data: [{ id: 'dlt_1' }], nextCursor: 'next' }
+    },
     replayDeadLetters: async (filter) => {
       replays.push(filter)
       return { replayed: 2, kept: 1 }
@@ -70,7 +76,7 @@ async function start(overrides: { alarms?: string[] } = {}) {
   })
   await server.start()
   const base = server.address ?? ''
-  return { base, replays, events }
+  return { base, replays, listings, events }
 }
 
 describe('parseListen', () => {
@@ -114,9 +120,30 @@ describe('the status listener', () => {
     expect(text).toContain('\nhajri_agent_spool_punches 3\n')
   })
 
-  it('lists dead letters at GET /dead-letters', async () => {
-    const { base } = await start()
-    expect(await (await fetch(`${base}/dead-letters`)).json()).toEqual([{ id: 'dlt_1' }])
+  it('lists dead letters at GET /dead-letters, a page at a time, passing on the paging and filter', async () => {
+    const { base, listings } = await start()
+    expect(await (await fetch(`${base}/dead-letters`)).json()).toEqual({
+      data: [{ id: 'dlt_1' }],
+      nextCursor: 'next',
+    })
+    const page = await fetch(
+      `${base}/dead-letters?limit=200&cursor=next&reason=malformed_frame&deviceId=gate-1`,
+    )
+    expect(page.status).toBe(200)
+    expect(listings).toEqual([
+      {},
+      { limit: 200, cursor: 'next', reason: 'malformed_frame', deviceId: 'gate-1' },
+    ])
+  })
+
+  it('refuses a page size outside 1..200 and a cursor it did not give out, with 400', async () => {
+    const { base, listings } = await start()
+    for (const limit of ['0', '201', 'many'])
+      expect((await fetch(`${base}/dead-letters?limit=${limit}`)).status).toBe(400)
+    expect(listings).toEqual([])
+    const foreign = await fetch(`${base}/dead-letters?cursor=not-ours`)
+    expect(foreign.status).toBe(400)
+    expect(await foreign.json()).toMatchObject({ code: 'invalid_cursor' })
   })
 
   it('replays dead letters on POST /dead-letters/replay, passing on the filter and nothing else', async () => {

@@ -129,6 +129,17 @@ describe('forwarding', () => {
     expect(tracker.forwardingStatus()).toMatchObject({ forwarded: 6900, ratePerSecond: 0 })
   })
 
+  it('keeps a minute of forwards however long nobody reads the status', () => {
+    // A month of batches, one a minute, and no status read: what is remembered is the last minute.
+    for (let i = 0; i < 30 * 24 * 60; i++) {
+      clock += 60_001
+      events.emit('punchesForwarded', { count: 1 })
+    }
+    const recent = (tracker as unknown as { recent: unknown[] }).recent
+    expect(recent).toHaveLength(1)
+    expect(tracker.forwardingStatus()).toMatchObject({ forwarded: 30 * 24 * 60 })
+  })
+
   it('measures an agent younger than a minute over its own age, not a full minute', () => {
     // 10 s after the start, 100 punches: 10 a second, not 100/60.
     const started = new Date(tracker.startedAt).getTime()

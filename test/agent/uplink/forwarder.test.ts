@@ -13,6 +13,7 @@ import { createHttpClient } from '../../../agent/uplink/http-client.js'
 import { PunchUplink } from '../../../agent/uplink/punch-uplink.js'
 import { TokenClient } from '../../../agent/uplink/token-client.js'
 import { employee, TEST_ACTOR, TestCloud } from '../../support/cloud-harness.js'
+import { allDeadLetters } from '../spool/all-dead-letters.js'
 
 const log = pino({ level: 'silent' })
 const FAST = { baseMs: 20, capMs: 200, floorMs: 10 }
@@ -67,10 +68,19 @@ describe('forwarding to a real cloud', () => {
     await rm(dir, { recursive: true, force: true })
   })
 
-  async function agent(cloudUrl = url, options: { batchSize?: number; secret?: string } = {}) {
-    dir = await mkdtemp(join(tmpdir(), 'hajri-forward-'))
+  async function agent(
+    cloudUrl = url,
+    options: { batchSize?: number; secret?: string; dir?: string; chunkPunches?: number } = {},
+  ) {
+    dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'hajri-forward-')))
     const events = new EventBus(log)
-    const spool = new Spool({ dir, maxBytes: 1 << 30, chunkPunches: 100, log, events })
+    const spool = new Spool({
+      dir,
+      maxBytes: 1 << 30,
+      chunkPunches: options.chunkPunches ?? 100,
+      log,
+      events,
+    })
     const deadLetters = new DeadLetters({ dir: join(dir, 'dead-letters'), log })
     await spool.start()
     await deadLetters.open()
@@ -101,12 +111,19 @@ describe('forwarding to a real cloud', () => {
     return { spool, deadLetters, forwarder, failures, tokens }
   }
 
+  /** Every punch of the tenant, page after page (the tests share the tenant). */
   const stored = async () => {
-    const page = await cloud.services.punches.list(
-      { id: tenantId, timeZone: 'Asia/Kolkata', backfillDays: 90 },
-      { limit: 200 },
-    )
-    return page.data
+    const all = []
+    let cursor: string | undefined
+    do {
+      const page = await cloud.services.punches.list(
+        { id: tenantId, timeZone: 'Asia/Kolkata', backfillDays: 90 },
+        { limit: 200, ...(cursor ? { cursor } : {}) },
+      )
+      all.push(...page.data)
+      cursor = page.nextCursor ?? undefined
+    } while (cursor)
+    return all
   }
 
   it('sends a backlog in batches, deletes the chunks, and stores every punch once', async () => {
@@ -125,7 +142,7 @@ describe('forwarding to a real cloud', () => {
     await spool.append([punch(200), punch(201, 'NOBODY'), punch(202)])
     forwarder.start()
     await until(() => spool.stats().items === 0)
-    const parked = await deadLetters.list()
+    const parked = await allDeadLetters(deadLetters)
     expect(parked).toHaveLength(1)
     expect(parked[0]).toMatchObject({
       reason: 'rejected_by_cloud',
@@ -135,6 +152,53 @@ describe('forwarding to a real cloud', () => {
     expect((await stored()).map((p) => p.externalId)).toEqual(
       expect.arrayContaining([punch(200).id, punch(202).id]),
     )
+  })
+
+  it('sends many one-punch chunks in one batch request, dead-lettering only the punch refused', async () => {
+    const counter = await countingRelay(url)
+    stops.push(() => new Promise((resolve) => counter.server.close(() => resolve())))
+    const { spool, deadLetters, forwarder } = await agent(counter.url, { chunkPunches: 1 })
+    const punches = [punch(700), punch(701), punch(702, 'NOBODY'), punch(703), punch(704)]
+    // One append each: five group commits, five chunk files, as devices at human pace leave them.
+    for (const p of punches) await spool.append([p])
+    expect(spool.stats().chunks).toBe(5)
+    forwarder.start()
+    await until(() => spool.stats().items === 0)
+    expect(counter.paths.filter((path) => path.endsWith('/punches/batch'))).toHaveLength(1)
+    expect(counter.paths.filter((path) => path.endsWith('/punches'))).toHaveLength(0)
+    const parked = await allDeadLetters(deadLetters)
+    expect(parked.map((d) => d.punch?.id)).toEqual([punch(702).id])
+    const ids = (await stored()).map((p) => p.externalId)
+    expect(ids).toEqual(expect.arrayContaining([700, 701, 703, 704].map((i) => punch(i).id)))
+    expect(ids).not.toContain(punch(702).id)
+  })
+
+  it("sends a batch again after a crash between the cloud's answer and the deletion, storing each punch once", async () => {
+    const first = await agent(url, { chunkPunches: 1 })
+    const punches = Array.from({ length: 6 }, (_, i) => punch(800 + i))
+    for (const p of punches) await first.spool.append([p])
+    // The process "dies" after the cloud stored the batch and before the chunk files were deleted.
+    const crash = new AbortController()
+    let removalsStarted = 0
+    first.spool.remove = () => {
+      removalsStarted++
+      return new Promise((_, reject) =>
+        crash.signal.addEventListener('abort', () => reject(new Error('killed')), { once: true }),
+      )
+    }
+    first.forwarder.start()
+    await until(() => removalsStarted === 1)
+    const inCloud = async () => (await stored()).filter((p) => punches.some((q) => q.id === p.externalId))
+    expect(await inCloud()).toHaveLength(6)
+    crash.abort()
+    await first.forwarder.stop()
+    // Every chunk file is still there: nothing is lost, and the next run sends them all again.
+    const again = await agent(url, { chunkPunches: 1, dir })
+    expect(again.spool.stats()).toMatchObject({ chunks: 6, items: 6 })
+    again.forwarder.start()
+    await until(() => again.spool.stats().items === 0)
+    expect(await inCloud()).toHaveLength(6)
+    expect(await allDeadLetters(again.deadLetters)).toEqual([])
   })
 
   it('keeps retrying while the cloud is down, and loses nothing', async () => {
@@ -230,4 +294,24 @@ async function relay(port: number, target: string): Promise<Server> {
   })
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
   return server
+}
+
+/** A relay to the real cloud that notes the path of every request. */
+async function countingRelay(target: string): Promise<{ server: Server; url: string; paths: string[] }> {
+  const { request } = await import('node:http')
+  const paths: string[] = []
+  const server = createServer((req, res) => {
+    paths.push(req.url ?? '')
+    const upstream = request(
+      new URL(req.url ?? '/', target),
+      { method: req.method, headers: req.headers },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers)
+        up.pipe(res)
+      },
+    )
+    req.pipe(upstream)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return { server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, paths }
 }
