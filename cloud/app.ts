@@ -1,3 +1,4 @@
+import cookiePlugin from '@fastify/cookie'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, {
   type FastifyBaseLogger,
@@ -12,37 +13,69 @@ import { pooledRandomBytes } from '../shared/random-pool.js'
 import { nowMicros } from '../shared/time.js'
 import type { CloudConfig } from './config.js'
 import type { DatabaseHandle } from './db/database.js'
+import { auditConsoleRoutes } from './features/audit/console-routes.js'
+import { consoleOrigin } from './features/console-auth/session-guard.js'
+import { consoleSessionRoutes } from './features/console-auth/session-routes.js'
+import { consoleUserRoutes } from './features/console-auth/user-routes.js'
+import { apiKeyConsoleRoutes } from './features/credentials/console-routes.js'
+import { dashboardRoutes } from './features/dashboard/routes.js'
+import { employeeConsoleRoutes } from './features/employees/console-routes.js'
 import { employeeRoutes } from './features/employees/routes.js'
 import { healthRoutes } from './features/health/routes.js'
+import { oauthAppConsoleRoutes } from './features/oauth/console-routes.js'
 import { oauthMetadataRoute } from './features/oauth/metadata-route.js'
 import { oauthRoutes } from './features/oauth/routes.js'
 import { punchRoutes } from './features/punches/routes.js'
+import { webhookDeliveryRoutes } from './features/webhooks/delivery-routes.js'
+import { WebhookDispatcher } from './features/webhooks/dispatcher.js'
+import { webhookEndpointRoutes } from './features/webhooks/endpoint-routes.js'
+import { webhookEventTypeRoute } from './features/webhooks/event-type-route.js'
+import { WebhookSender } from './features/webhooks/webhook-sender.js'
+import { DEFAULT_WEBHOOK_SETTINGS } from './features/webhooks/webhook-settings.js'
 import authPlugin from './plugins/auth.js'
 import browserOriginPlugin from './plugins/browser-origin.js'
+import consoleAuthPlugin from './plugins/console-auth.js'
 import dbPlugin from './plugins/db.js'
 import errorsPlugin, { frameworkErrors } from './plugins/errors.js'
 import jsonBodyPlugin from './plugins/json-body.js'
 import openapiPlugin from './plugins/openapi.js'
 import { registerRateLimit } from './plugins/rate-limit.js'
-import { createServices } from './services.js'
+import staticConsolePlugin from './plugins/static-console.js'
+import { createServices, type Services } from './services.js'
 import { validatorCompiler } from './validation.js'
 
 export interface RouteRecord {
   method: string
   url: string
+  /** A public API route's scope. */
   scope: string | undefined
+  /** An administration route's access. */
+  access: string | undefined
+  /** A route under /api/public/v1 that needs no credential (the webhook event catalog). */
+  anonymous: boolean
 }
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Declares a route under /api/public/v1 open without a credential: a deliberate, tested exception. */
+    anonymous?: true
+  }
   interface FastifyInstance {
     /** Every route the app serves, for tests that must cover them all (tenant isolation, fuzzing). */
     routeTable: RouteRecord[]
+    /** The services the routes use, for the CLI-less administration a test needs. */
+    services: Services
   }
 }
 
 export interface AppOptions {
   config: Pick<CloudConfig, 'bodyLimitBytes' | 'trustProxy' | 'logLevel'> &
-    Partial<Pick<CloudConfig, 'publicUrl' | 'oauthRateLimitPerIp' | 'oauthRateLimitPerClient'>>
+    Partial<
+      Pick<
+        CloudConfig,
+        'publicUrl' | 'oauthRateLimitPerIp' | 'oauthRateLimitPerClient' | 'consoleRateLimit' | 'webhooks'
+      >
+    >
   database: DatabaseHandle
   /** Shares rate-limit counters between instances; its owner closes it. */
   redis?: Redis
@@ -52,7 +85,14 @@ export interface AppOptions {
   logger?: FastifyBaseLogger | false
   /** The clock, in µs; tests move it. */
   now?: () => number
+  /** Run the webhook dispatcher in this process: the server does; tests choose. */
+  dispatchWebhooks?: boolean
+  /** Console sign-in requests a minute from one address; by default SIGN_INS_PER_IP_PER_MINUTE. */
+  signInsPerIpPerMinute?: number
 }
+
+/** Requests a minute one admin token may make: far above what a person or a script needs. */
+export const CONSOLE_REQUESTS_PER_MINUTE = 600
 
 // DESIGN.md §3: secrets never reach the logs, whatever a request or an error carries.
 export const REDACT_PATHS = [
@@ -63,6 +103,10 @@ export const REDACT_PATHS = [
   'res.headers["set-cookie"]',
   '*.password',
   '*.adminPassword',
+  '*.currentPassword',
+  '*.newPassword',
+  '*.temporaryPassword',
+  '*.csrfToken',
   '*.key',
   '*.clientSecret',
   '*.client_secret',
@@ -141,7 +185,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('routeTable', routeTable)
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method]
-    for (const method of methods) routeTable.push({ method, url: route.url, scope: route.config?.scope })
+    for (const method of methods) {
+      routeTable.push({
+        method,
+        url: route.url,
+        scope: route.config?.scope,
+        access: route.config?.access,
+        anonymous: route.config?.anonymous === true,
+      })
+    }
   })
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id)
@@ -149,10 +201,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(errorsPlugin)
   await app.register(jsonBodyPlugin)
+  // The console's session cookie (issue 6); parsed onRequest, before any authentication.
+  await app.register(cookiePlugin)
   await app.register(dbPlugin, { database, closeOnStop: options.closeDatabase ?? true })
   await app.register(openapiPlugin)
 
-  const services = createServices(database, now)
+  const webhooks = config.webhooks ?? DEFAULT_WEBHOOK_SETTINGS
+  const services = createServices(database, { now, webhooks })
+  app.decorate('services', services)
   const issuer = (request: FastifyRequest) =>
     config.publicUrl ?? `${request.protocol}://${request.host}`.replace(/\/$/, '')
   const rateLimitStore = (nameSpace: string) => ({
@@ -178,6 +234,44 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
     { prefix: '/api/public/v1' },
   )
+  // The event catalog is the same for everyone and secret to no one: no credential (issue 5).
+  await app.register(webhookEventTypeRoute, { prefix: '/api/public/v1' })
+  // The console's sign-in: its own scope, before the administration API's, since signing in needs
+  // no credential (issue 6). The routes share the /api/console/v1 prefix.
+  const origin = consoleOrigin(config.publicUrl)
+  await app.register(consoleSessionRoutes, {
+    prefix: '/api/console/v1',
+    sessions: services.consoleSessions,
+    origin,
+    rateLimit: rateLimitStore('hajri-rl-sign-in:'),
+    ...(options.signInsPerIpPerMinute ? { signInsPerIpPerMinute: options.signInsPerIpPerMinute } : {}),
+  })
+  await app.register(
+    async (admin) => {
+      await admin.register(consoleAuthPlugin, {
+        authenticator: services.adminTokens,
+        sessions: services.consoleSessions,
+        origin,
+      })
+      await registerRateLimit(admin, rateLimitStore('hajri-rl-console:'), {
+        hook: 'onRequest',
+        keyGenerator: (request) => request.console.rateLimitKey,
+        max: config.consoleRateLimit ?? CONSOLE_REQUESTS_PER_MINUTE,
+      })
+      await admin.register(webhookEndpointRoutes, {
+        endpoints: services.webhookEndpoints,
+        deliveries: services.webhookDeliveries,
+      })
+      await admin.register(webhookDeliveryRoutes, { deliveries: services.webhookDeliveries })
+      await admin.register(apiKeyConsoleRoutes, { apiKeys: services.apiKeys })
+      await admin.register(oauthAppConsoleRoutes, { apps: services.oauthApps })
+      await admin.register(employeeConsoleRoutes, { employees: services.employees })
+      await admin.register(auditConsoleRoutes, { audit: services.audit })
+      await admin.register(dashboardRoutes, { dashboard: services.dashboard })
+      await admin.register(consoleUserRoutes, { users: services.consoleUsers })
+    },
+    { prefix: '/api/console/v1' },
+  )
   await app.register(
     async (oauth) => {
       await oauth.register(browserOriginPlugin)
@@ -192,16 +286,43 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
     { prefix: '/api/oauth' },
   )
+  // The web console's files (issue 6): a single-page app on the administration API above.
+  await app.register(staticConsolePlugin)
 
-  // Expired idempotency keys and long-expired tokens are dropped hourly, off the request path.
+  // Expired idempotency keys, long-expired tokens, ended console sessions and old sign-in failures
+  // are dropped hourly, off the request path.
   const purge = setInterval(() => {
-    Promise.all([services.idempotency.purgeExpired(), services.tokens.purgeExpired()]).then(
-      ([keys, tokens]) => keys + tokens > 0 && app.log.info({ keys, tokens }, 'expired records purged'),
+    Promise.all([
+      services.idempotency.purgeExpired(),
+      services.tokens.purgeExpired(),
+      services.consoleSessions.purgeExpired(),
+    ]).then(
+      ([keys, tokens, sessions]) =>
+        keys + tokens + sessions > 0 && app.log.info({ keys, tokens, sessions }, 'expired records purged'),
       (err) => app.log.warn({ err }, 'purge of expired records failed'),
     )
   }, 3_600_000)
   purge.unref()
   app.addHook('onClose', async () => clearInterval(purge))
+
+  if (options.dispatchWebhooks) {
+    const dispatcher = new WebhookDispatcher({
+      db: database.db,
+      dialect: database.dialect,
+      secretBox: database.secretBox,
+      outbox: services.outbox,
+      audit: services.audit,
+      sender: new WebhookSender({ policy: services.urlPolicy, timeoutSeconds: webhooks.timeoutSeconds }),
+      durable: () => database.durable(),
+      settings: webhooks,
+      log: app.log.child({ component: 'webhooks' }),
+      now,
+    })
+    app.addHook('onReady', async () => dispatcher.start())
+    // Before the database closes (onClose): attempts in flight get a few seconds to finish.
+    app.addHook('preClose', async () => dispatcher.stop())
+  }
+  app.addHook('onClose', async () => services.urlPolicy.close())
 
   return app
 }

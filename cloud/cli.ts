@@ -3,6 +3,7 @@ import { realpath } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { AppError } from './app-error.js'
+import { adminTokenCommands } from './commands/admin-token-commands.js'
 import { apiKeyCommands } from './commands/api-key-commands.js'
 import { auditCommands } from './commands/audit-commands.js'
 import {
@@ -12,10 +13,13 @@ import {
   CommandContext,
   UsageError,
 } from './commands/command-context.js'
+import { deliveryCommands } from './commands/delivery-commands.js'
 import { employeeCommands } from './commands/employee-commands.js'
 import { oauthAppCommands } from './commands/oauth-app-commands.js'
 import { serverCommands } from './commands/server-commands.js'
 import { tenantCommands } from './commands/tenant-commands.js'
+import { userCommands } from './commands/user-commands.js'
+import { webhookCommands } from './commands/webhook-commands.js'
 import { ConfigError } from './config.js'
 import { CsvFormatError } from './features/employees/employee-csv.js'
 
@@ -27,6 +31,7 @@ Usage:
   hajri-cloud serve                     start the API (migrates the database first)
   hajri-cloud migrate                   bring the database schema up to date
   hajri-cloud tenant create --name NAME --admin-email EMAIL [--time-zone Asia/Kolkata] [--backfill-days 90]
+  hajri-cloud user reset-password --tenant ID EMAIL
   hajri-cloud employees import --tenant ID FILE.csv
   hajri-cloud api-key create --tenant ID --scopes employees:read,attendance:write
                              [--rate-limit 600] [--expires-in 90d] [--name NAME]
@@ -37,6 +42,17 @@ Usage:
   hajri-cloud oauth-app rotate-secret --tenant ID APP_ID [--grace 24h]
   hajri-cloud oauth-app revoke --tenant ID APP_ID
   hajri-cloud audit list --tenant ID [--action api_key.revoked] [--target ID] [--limit 50]
+  hajri-cloud admin-token create --tenant ID [--name NAME] [--expires-in 30d]
+  hajri-cloud admin-token list --tenant ID
+  hajri-cloud admin-token revoke --tenant ID TOKEN_ID
+  hajri-cloud webhook create --tenant ID --url URL [--events a,b] [--description TEXT]
+  hajri-cloud webhook list --tenant ID
+  hajri-cloud webhook pause|resume|delete|test|reveal-secret --tenant ID ENDPOINT_ID
+  hajri-cloud webhook rotate-secret --tenant ID ENDPOINT_ID [--grace 24h]
+  hajri-cloud deliveries list --tenant ID [--endpoint ID] [--status failed] [--event-type TYPE]
+                              [--from TIME] [--to TIME] [--limit 50] [--cursor C]
+  hajri-cloud deliveries show|retry --tenant ID DELIVERY_ID
+  hajri-cloud deliveries replay --tenant ID --endpoint ID --since 2026-11-20T00:00:00+05:30
 
 Every command but serve takes --json for output that scripts can read.
 The database comes from HAJRI_DATABASE_URL (default sqlite:./data/hajri.db); see the README.`
@@ -44,10 +60,14 @@ The database comes from HAJRI_DATABASE_URL (default sqlite:./data/hajri.db); see
 const COMMANDS: Record<string, Command> = {
   ...serverCommands,
   ...tenantCommands,
+  ...userCommands,
   ...employeeCommands,
   ...apiKeyCommands,
   ...oauthAppCommands,
   ...auditCommands,
+  ...adminTokenCommands,
+  ...webhookCommands,
+  ...deliveryCommands,
 }
 
 // Commands that take an operand after their name (a file, an id).
@@ -56,6 +76,16 @@ const WITH_OPERAND = new Set([
   'api-key revoke',
   'oauth-app rotate-secret',
   'oauth-app revoke',
+  'admin-token revoke',
+  'user reset-password',
+  'webhook pause',
+  'webhook resume',
+  'webhook delete',
+  'webhook test',
+  'webhook rotate-secret',
+  'webhook reveal-secret',
+  'deliveries show',
+  'deliveries retry',
 ])
 
 /** Runs one command; resolves to the exit status (0 done, 1 failed, 2 wrong usage or configuration). */

@@ -1,4 +1,10 @@
+import { parseDuration } from '../shared/duration.js'
 import { parseDatabaseUrl } from './db/database-url.js'
+import {
+  DEFAULT_WEBHOOK_SETTINGS,
+  parseRetrySchedule,
+  type WebhookSettings,
+} from './features/webhooks/webhook-settings.js'
 
 /**
  * hajri-cloud is configured by environment variables only (twelve-factor), so the same image runs
@@ -30,6 +36,12 @@ export interface CloudConfig {
   /** Requests a minute to the OAuth endpoints from one address, and for one client id (against guessing). */
   oauthRateLimitPerIp: number
   oauthRateLimitPerClient: number
+  /** Requests a minute one admin token may make to the administration API. */
+  consoleRateLimit: number
+  /** Encrypts webhook signing secrets at rest (32 bytes, base64); see secret-key.ts. */
+  secretKey: string | undefined
+  secretKeyFile: string | undefined
+  webhooks: WebhookSettings
 }
 
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/hajri.db'
@@ -86,6 +98,28 @@ export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConf
   if (publicUrl !== undefined && (!URL.canParse(publicUrl) || !/^https?:\/\//.test(publicUrl))) {
     problems.push(`HAJRI_PUBLIC_URL: must be an http(s) URL, got "${env.HAJRI_PUBLIC_URL}"`)
   }
+  const scheduleText = env.HAJRI_WEBHOOK_RETRY_SCHEDULE
+  const retrySchedule = scheduleText
+    ? parseRetrySchedule(scheduleText)
+    : DEFAULT_WEBHOOK_SETTINGS.retrySchedule
+  if (!retrySchedule) {
+    problems.push(
+      `HAJRI_WEBHOOK_RETRY_SCHEDULE: must be comma-separated whole seconds, e.g. 0,5,300, got "${scheduleText}"`,
+    )
+  }
+  const disableAfterText = env.HAJRI_WEBHOOK_DISABLE_AFTER
+  const disableAfterSeconds = disableAfterText
+    ? parseDuration(disableAfterText)
+    : DEFAULT_WEBHOOK_SETTINGS.disableAfterSeconds
+  if (disableAfterSeconds === undefined) {
+    problems.push(
+      `HAJRI_WEBHOOK_DISABLE_AFTER: must be a duration such as 5d or 12h, got "${disableAfterText}"`,
+    )
+  }
+  const allowlist = (env.HAJRI_WEBHOOK_ALLOWLIST ?? '')
+    .split(',')
+    .map((h) => h.trim())
+    .filter((h) => h !== '')
   const config: CloudConfig = {
     databaseUrl,
     host: env.HAJRI_HOST || '127.0.0.1',
@@ -98,6 +132,20 @@ export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConf
     publicUrl,
     oauthRateLimitPerIp: integer(env, 'HAJRI_OAUTH_RATE_LIMIT_PER_IP', 300, 1, 1_000_000, problems),
     oauthRateLimitPerClient: integer(env, 'HAJRI_OAUTH_RATE_LIMIT_PER_CLIENT', 60, 1, 1_000_000, problems),
+    consoleRateLimit: integer(env, 'HAJRI_CONSOLE_RATE_LIMIT', 600, 1, 1_000_000, problems),
+    secretKey: env.HAJRI_SECRET_KEY || undefined,
+    secretKeyFile: env.HAJRI_SECRET_KEY_FILE || undefined,
+    webhooks: {
+      retrySchedule: retrySchedule ?? DEFAULT_WEBHOOK_SETTINGS.retrySchedule,
+      allowlist,
+      disableAfterSeconds: disableAfterSeconds ?? DEFAULT_WEBHOOK_SETTINGS.disableAfterSeconds,
+      timeoutSeconds: integer(env, 'HAJRI_WEBHOOK_TIMEOUT_SECONDS', 15, 1, 120, problems),
+      concurrency: integer(env, 'HAJRI_WEBHOOK_CONCURRENCY', 16, 1, 1000, problems),
+      endpointConcurrency: integer(env, 'HAJRI_WEBHOOK_ENDPOINT_CONCURRENCY', 1, 1, 100, problems),
+    },
+  }
+  if (config.secretKey !== undefined && Buffer.from(config.secretKey, 'base64').length !== 32) {
+    problems.push('HAJRI_SECRET_KEY: must be 32 bytes in base64 (openssl rand -base64 32)')
   }
   if (problems.length > 0) throw new ConfigError(problems)
   return config

@@ -18,9 +18,13 @@ export interface RunningServer {
 export async function startServer(config: CloudConfig, log: FastifyBaseLogger): Promise<RunningServer> {
   const database = openDatabase(config.databaseUrl, {
     poolSize: config.databasePoolSize,
+    secretKey: config.secretKey,
+    secretKeyFile: config.secretKeyFile,
     onPoolError: (err) => log.warn({ err }, 'idle database connection failed'),
   })
   try {
+    // The key that seals webhook secrets, loaded now: a missing or bad one stops the start, not a request.
+    database.secretBox()
     const applied = await migrateToLatest(database.db)
     log.info(
       { database: database.describe, applied },
@@ -44,7 +48,13 @@ export async function startServer(config: CloudConfig, log: FastifyBaseLogger): 
   }
   let app: FastifyInstance
   try {
-    app = await buildApp({ config, database, logger: log, ...(redis ? { redis } : {}) })
+    app = await buildApp({
+      config,
+      database,
+      logger: log,
+      dispatchWebhooks: true,
+      ...(redis ? { redis } : {}),
+    })
     app.addHook('onClose', closeRedis)
   } catch (err) {
     await database.close()

@@ -1,39 +1,72 @@
 import { nowMicros } from '../shared/time.js'
 import type { DatabaseHandle } from './db/database.js'
 import { AuditService } from './features/audit/service.js'
+import { AdminTokenService } from './features/console-auth/admin-token-service.js'
+import { ConsoleSessionService } from './features/console-auth/session-service.js'
+import { ConsoleUserService } from './features/console-auth/user-service.js'
 import { BearerAuthenticator } from './features/credentials/authenticator.js'
 import { ApiKeyService } from './features/credentials/service.js'
+import { DashboardService } from './features/dashboard/service.js'
 import { EmployeeService } from './features/employees/service.js'
 import { IdempotencyService } from './features/idempotency/service.js'
 import { OAuthAppService } from './features/oauth/app-service.js'
 import { TokenService } from './features/oauth/token-service.js'
 import { PunchService } from './features/punches/service.js'
 import { TenantService } from './features/tenants/service.js'
+import { DeliveryService } from './features/webhooks/delivery-service.js'
+import { EndpointService } from './features/webhooks/endpoint-service.js'
+import { WebhookOutbox } from './features/webhooks/outbox.js'
+import { WebhookUrlPolicy } from './features/webhooks/url-policy.js'
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './features/webhooks/webhook-settings.js'
 
 export type Services = ReturnType<typeof createServices>
+
+export interface ServiceOptions {
+  now?: () => number
+  webhooks?: WebhookSettings
+}
 
 /**
  * Every service of the cloud, wired to one database and one clock: the composition root shared by
  * the HTTP app, the CLI and the tests, so that each is built the same way everywhere.
  */
 export function createServices(
-  database: Pick<DatabaseHandle, 'db' | 'transact'>,
-  now: () => number = nowMicros,
+  database: Pick<DatabaseHandle, 'db' | 'transact' | 'secretBox'>,
+  options: ServiceOptions | (() => number) = {},
 ) {
+  const { now = nowMicros, webhooks = DEFAULT_WEBHOOK_SETTINGS } =
+    typeof options === 'function' ? { now: options } : options
   const db = database.db
   const audit = new AuditService({ db, now })
+  const outbox = new WebhookOutbox(now)
   const idempotency = new IdempotencyService({ db, now })
-  const apiKeys = new ApiKeyService({ db, audit, now })
+  const apiKeys = new ApiKeyService({ db, audit, outbox, now })
   const tokens = new TokenService({ db, audit, now })
+  const urlPolicy = new WebhookUrlPolicy(webhooks.allowlist)
   return {
     audit,
+    adminTokens: new AdminTokenService({ db, audit, now }),
+    consoleSessions: new ConsoleSessionService({ db, audit, now }),
+    consoleUsers: new ConsoleUserService({ db, audit, now }),
+    outbox,
     idempotency,
     apiKeys,
     tokens,
-    oauthApps: new OAuthAppService({ db, audit, now }),
+    urlPolicy,
+    oauthApps: new OAuthAppService({ db, audit, outbox, now }),
     authenticator: new BearerAuthenticator({ apiKeys, tokens }),
     tenants: new TenantService({ db }),
-    employees: new EmployeeService({ db, now }),
-    punches: new PunchService({ db, transact: database.transact, idempotency, now }),
+    employees: new EmployeeService({ db, outbox, now }),
+    punches: new PunchService({ db, transact: database.transact, outbox, idempotency, now }),
+    webhookEndpoints: new EndpointService({
+      db,
+      audit,
+      outbox,
+      secretBox: database.secretBox,
+      policy: urlPolicy,
+      now,
+    }),
+    webhookDeliveries: new DeliveryService({ db, audit, outbox, now }),
+    dashboard: new DashboardService({ db, now }),
   }
 }

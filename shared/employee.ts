@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { CursorSchema, LimitSchema, PageSchema } from './pagination.js'
-import { NullableString, StringEnum } from './schema-helpers.js'
+import { NO_CONTROL_CHARACTERS, NullableString, StringEnum } from './schema-helpers.js'
 
 export const EMPLOYEE_STATUSES = ['ACTIVE', 'INACTIVE', 'TERMINATED'] as const
 export type EmployeeStatus = (typeof EMPLOYEE_STATUSES)[number]
@@ -66,9 +66,6 @@ export const EmployeeParamsSchema = Type.Object(
   { employeeCode: EmployeeCodeSchema },
   { additionalProperties: false },
 )
-
-/** Text a person types: no control characters (they break CSV exports, and PostgreSQL refuses NUL). */
-const NO_CONTROL_CHARACTERS = '^[^\\u0000-\\u001F\\u007F]*$'
 
 /** An employee as administration writes it (CLI import now, console later). */
 export const EmployeeInputSchema = Type.Object(

@@ -15,6 +15,12 @@ export const ID_PREFIXES = {
   accessToken: 'tok',
   auditEntry: 'aud',
   deadLetter: 'dlt',
+  webhookEndpoint: 'whk',
+  webhookSecret: 'whs',
+  webhookEvent: 'msg',
+  webhookDelivery: 'dlv',
+  webhookAttempt: 'att',
+  adminToken: 'adm',
 } as const
 
 export type IdKind = keyof typeof ID_PREFIXES

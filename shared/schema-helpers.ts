@@ -11,6 +11,9 @@ export function StringEnum<const T extends readonly string[]>(
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options })
 }
 
+/** Text a person types: no control characters (they break CSV exports, and PostgreSQL refuses NUL). */
+export const NO_CONTROL_CHARACTERS = '^[^\\u0000-\\u001F\\u007F]*$'
+
 interface NullableStringOptions {
   minLength?: number
   maxLength?: number

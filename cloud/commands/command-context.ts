@@ -34,6 +34,16 @@ export const CLI_OPTIONS = {
   action: { type: 'string' },
   target: { type: 'string' },
   limit: { type: 'string' },
+  url: { type: 'string' },
+  events: { type: 'string' },
+  description: { type: 'string' },
+  endpoint: { type: 'string' },
+  status: { type: 'string' },
+  'event-type': { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  cursor: { type: 'string' },
+  since: { type: 'string' },
 } as const
 
 export type CliOptions = ReturnType<
@@ -106,11 +116,18 @@ export class CommandContext {
    */
   async withServices<T>(work: (services: Services, database: DatabaseHandle) => Promise<T>): Promise<T> {
     const config = loadCloudConfig(this.io.env)
-    const database = openDatabase(config.databaseUrl, { poolSize: 2, cwd: this.io.cwd })
+    const database = openDatabase(config.databaseUrl, {
+      poolSize: 2,
+      cwd: this.io.cwd,
+      secretKey: config.secretKey,
+      secretKeyFile: config.secretKeyFile,
+    })
+    const services = createServices(database, { webhooks: config.webhooks })
     try {
       await migrateToLatest(database.db)
-      return await work(createServices(database), database)
+      return await work(services, database)
     } finally {
+      services.urlPolicy.close()
       await database.close()
     }
   }

@@ -3,7 +3,9 @@ import { dirname } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import pg from 'pg'
-import { parseDatabaseUrl } from './database-url.js'
+import { SecretBox } from '../secret-box.js'
+import { loadSecretKey, type SecretKeySettings } from '../secret-key.js'
+import { type DatabaseTarget, parseDatabaseUrl } from './database-url.js'
 import { type RunInTransaction, transactionRunner } from './group-commit.js'
 import type { Database } from './schema.js'
 import { SqliteConnection } from './sqlite-connection.js'
@@ -21,12 +23,17 @@ export interface DatabaseHandle {
   durable(): Promise<void>
   /** Runs write work in a transaction, shared with concurrent work where that pays (SQLite). */
   transact: RunInTransaction
+  /**
+   * Seals and opens the secrets kept with this database (webhook signing secrets). The key is
+   * loaded on first use, so a deployment that has no webhooks needs no key (see secret-key.ts).
+   */
+  secretBox(): SecretBox
   /** Where the data lives, for logs; a PostgreSQL URL's password is left out. */
   describe: string
   close(): Promise<void>
 }
 
-export interface OpenDatabaseOptions {
+export interface OpenDatabaseOptions extends SecretKeySettings {
   poolSize?: number
   /** Against which a relative SQLite path is read; the process's working directory by default. */
   cwd?: string
@@ -43,8 +50,17 @@ const pgTypes = {
     oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 }
 
+function lazySecretBox(options: SecretKeySettings, target: DatabaseTarget): () => SecretBox {
+  let box: SecretBox | undefined
+  return () => {
+    box ??= new SecretBox(loadSecretKey(options, target))
+    return box
+  }
+}
+
 export function openDatabase(url: string, options: OpenDatabaseOptions = {}): DatabaseHandle {
   const target = parseDatabaseUrl(url, options.cwd)
+  const secretBox = lazySecretBox(options, target)
   if (target.dialect === 'sqlite') {
     if (target.path !== ':memory:') mkdirSync(dirname(target.path), { recursive: true })
     const sqlite = new SqliteDatabase(target.path)
@@ -65,6 +81,7 @@ export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Da
       dialect: 'sqlite',
       durable: () => wal?.durable() ?? Promise.resolve(),
       transact: transactionRunner(db, 'sqlite'),
+      secretBox,
       describe: `sqlite:${target.path}`,
       close: async () => {
         await wal?.close()
@@ -82,6 +99,7 @@ export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Da
     dialect: 'postgres',
     durable: () => Promise.resolve(),
     transact: transactionRunner(db, 'postgres'),
+    secretBox,
     describe: safe.toString(),
     close: () => db.destroy(),
   }

@@ -23,6 +23,7 @@ export interface ConsoleUsersTable {
   /** Set until the user replaces a generated password. */
   must_change_password: number
   created_at: number
+  last_sign_in_at: number | null
 }
 
 export interface EmployeesTable {
@@ -118,7 +119,7 @@ export interface AuditLogTable {
   id: string
   tenant_id: string
   occurred_at: number
-  /** Who did it: `cli:<os user>`, `console:<user id>`, `oauth_app:<app id>`. */
+  /** Who did it: `cli:<os user>`, `console_user:<user id>`, `admin_token:<id>`, `oauth_app:<app id>`. */
   actor: string
   action: string
   target_type: string
@@ -126,6 +127,104 @@ export interface AuditLogTable {
   ip: string | null
   /** JSON with what else matters for this action (never a secret). */
   details: string | null
+}
+
+export interface WebhookEndpointsTable {
+  id: string
+  tenant_id: string
+  url: string
+  description: string
+  /** Space-separated event types; empty means every event. */
+  events: string
+  status: string
+  disabled_reason: string | null
+  failing_since: number | null
+  created_at: number
+  updated_at: number
+  deleted_at: number | null
+}
+
+export interface WebhookSecretsTable {
+  id: string
+  tenant_id: string
+  endpoint_id: string
+  /** AES-256-GCM sealed `whsec_...` (cloud/secret-box.ts). */
+  sealed_secret: string
+  created_at: number
+  expires_at: number | null
+}
+
+export interface WebhookEventsTable {
+  id: string
+  tenant_id: string
+  type: string
+  /** The JSON body as sent: `{type, timestamp, data}`. */
+  body: string
+  body_bytes: number
+  /** Hex. */
+  body_sha256: string
+  endpoint_id: string | null
+  created_at: number
+  fanned_out: number
+}
+
+export interface WebhookDeliveriesTable {
+  id: string
+  tenant_id: string
+  endpoint_id: string
+  event_id: string
+  event_type: string
+  status: string
+  attempts: number
+  next_attempt_at: number | null
+  next_trigger: string
+  last_attempt_at: number | null
+  claimed_until: number | null
+  created_at: number
+  updated_at: number
+}
+
+export interface WebhookAttemptsTable {
+  id: string
+  tenant_id: string
+  delivery_id: string
+  number: number
+  trigger: string
+  started_at: number
+  duration_ms: number
+  response_status: number | null
+  response_body: string | null
+  error: string | null
+}
+
+export interface AdminTokensTable {
+  id: string
+  tenant_id: string
+  name: string
+  token_hash: string
+  created_at: number
+  expires_at: number
+  revoked_at: number | null
+}
+
+export interface ConsoleSessionsTable {
+  /** SHA-256 of the cookie's secret, hex: the key. The secret itself is never stored. */
+  token_hash: string
+  tenant_id: string
+  user_id: string
+  csrf_token: string
+  ip: string | null
+  created_at: number
+  last_seen_at: number
+  expires_at: number
+}
+
+export interface ConsoleSignInFailuresTable {
+  /** `email:<address>` or `ip:<address>`. */
+  key: string
+  failures: number
+  window_started_at: number
+  locked_until: number | null
 }
 
 export interface Database {
@@ -139,4 +238,12 @@ export interface Database {
   oauth_client_secrets: OAuthClientSecretsTable
   oauth_tokens: OAuthTokensTable
   audit_log: AuditLogTable
+  webhook_endpoints: WebhookEndpointsTable
+  webhook_secrets: WebhookSecretsTable
+  webhook_events: WebhookEventsTable
+  webhook_deliveries: WebhookDeliveriesTable
+  webhook_attempts: WebhookAttemptsTable
+  admin_tokens: AdminTokensTable
+  console_sessions: ConsoleSessionsTable
+  console_sign_in_failures: ConsoleSignInFailuresTable
 }

@@ -1,8 +1,9 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Scope } from '../../shared/scopes.js'
 import { AppError } from '../app-error.js'
 import type { AuthContext } from '../features/credentials/auth-context.js'
+import { bearerToken, REALM, unknownCredential } from './bearer-token.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -17,28 +18,6 @@ declare module 'fastify' {
 
 export interface Authenticator {
   authenticate(token: string): Promise<AuthContext | undefined>
-}
-
-// RFC 6750 §3: the challenge names the realm; §3.1 adds error codes.
-const REALM = 'Bearer realm="hajri"'
-
-// RFC 6750 §2.1: the scheme is case-insensitive; token68 characters only.
-const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
-
-function bearerToken(request: FastifyRequest): string {
-  const header = request.headers.authorization
-  if (header === undefined || header === '') {
-    throw new AppError('authentication_required', 'Send Authorization: Bearer <API key or access token>.', {
-      headers: { 'www-authenticate': REALM },
-    })
-  }
-  const m = BEARER.exec(header)
-  if (!m?.[1]) {
-    throw new AppError('invalid_credential', 'The Authorization header must be "Bearer <token>".', {
-      headers: { 'www-authenticate': `${REALM}, error="invalid_request"` },
-    })
-  }
-  return m[1]
 }
 
 /**
@@ -57,13 +36,9 @@ const authPlugin: FastifyPluginAsync<{ authenticator: Authenticator }> = async (
 
   app.addHook('onRequest', async (request) => {
     const scope = request.routeOptions.config.scope
-    const token = bearerToken(request)
+    const token = bearerToken(request, 'API key or access token')
     const auth = await authenticator.authenticate(token)
-    if (!auth) {
-      throw new AppError('invalid_credential', 'The credential is unknown, expired or revoked.', {
-        headers: { 'www-authenticate': `${REALM}, error="invalid_token"` },
-      })
-    }
+    if (!auth) throw unknownCredential()
     request.auth = auth
     request.log = request.log.child({ tenantId: auth.tenant.id, credentialId: auth.credential.id })
     if (scope === undefined || !auth.credential.scopes.includes(scope)) {

@@ -26,6 +26,17 @@ describe('loadCloudConfig', () => {
       publicUrl: undefined,
       oauthRateLimitPerIp: 300,
       oauthRateLimitPerClient: 60,
+      consoleRateLimit: 600,
+      secretKey: undefined,
+      secretKeyFile: undefined,
+      webhooks: {
+        retrySchedule: [0, 5, 300, 1800, 7200, 18_000, 36_000, 36_000],
+        allowlist: [],
+        disableAfterSeconds: 5 * 86_400,
+        timeoutSeconds: 15,
+        concurrency: 16,
+        endpointConcurrency: 1,
+      },
     })
     expect(DEFAULT_DATABASE_URL).toBe('sqlite:./data/hajri.db')
   })
@@ -44,6 +55,15 @@ describe('loadCloudConfig', () => {
         HAJRI_PUBLIC_URL: '',
         HAJRI_OAUTH_RATE_LIMIT_PER_IP: '',
         HAJRI_OAUTH_RATE_LIMIT_PER_CLIENT: '',
+        HAJRI_CONSOLE_RATE_LIMIT: '',
+        HAJRI_SECRET_KEY: '',
+        HAJRI_SECRET_KEY_FILE: '',
+        HAJRI_WEBHOOK_RETRY_SCHEDULE: '',
+        HAJRI_WEBHOOK_ALLOWLIST: '',
+        HAJRI_WEBHOOK_DISABLE_AFTER: '',
+        HAJRI_WEBHOOK_TIMEOUT_SECONDS: '',
+        HAJRI_WEBHOOK_CONCURRENCY: '',
+        HAJRI_WEBHOOK_ENDPOINT_CONCURRENCY: '',
       }),
     ).toEqual(loadCloudConfig({}))
   })
@@ -62,6 +82,15 @@ describe('loadCloudConfig', () => {
         HAJRI_PUBLIC_URL: 'https://hajri.example.com/',
         HAJRI_OAUTH_RATE_LIMIT_PER_IP: '120',
         HAJRI_OAUTH_RATE_LIMIT_PER_CLIENT: '10',
+        HAJRI_CONSOLE_RATE_LIMIT: '100',
+        HAJRI_SECRET_KEY: 'MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=',
+        HAJRI_SECRET_KEY_FILE: '/run/secrets/hajri-key',
+        HAJRI_WEBHOOK_RETRY_SCHEDULE: '0, 1,2',
+        HAJRI_WEBHOOK_ALLOWLIST: 'receiver.test, 10.1.0.0/16',
+        HAJRI_WEBHOOK_DISABLE_AFTER: '12h',
+        HAJRI_WEBHOOK_TIMEOUT_SECONDS: '5',
+        HAJRI_WEBHOOK_CONCURRENCY: '4',
+        HAJRI_WEBHOOK_ENDPOINT_CONCURRENCY: '2',
       }),
     ).toEqual({
       databaseUrl: 'postgres://hajri@db:5432/hajri',
@@ -76,7 +105,34 @@ describe('loadCloudConfig', () => {
       publicUrl: 'https://hajri.example.com',
       oauthRateLimitPerIp: 120,
       oauthRateLimitPerClient: 10,
+      consoleRateLimit: 100,
+      secretKey: 'MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=',
+      secretKeyFile: '/run/secrets/hajri-key',
+      webhooks: {
+        retrySchedule: [0, 1, 2],
+        allowlist: ['receiver.test', '10.1.0.0/16'],
+        disableAfterSeconds: 12 * 3600,
+        timeoutSeconds: 5,
+        concurrency: 4,
+        endpointConcurrency: 2,
+      },
     })
+  })
+
+  it('refuses webhook settings that are not what they must be, one message each', () => {
+    expect(
+      problemsFor({
+        HAJRI_WEBHOOK_RETRY_SCHEDULE: '0,5m',
+        HAJRI_WEBHOOK_DISABLE_AFTER: 'soon',
+        HAJRI_WEBHOOK_TIMEOUT_SECONDS: '0',
+        HAJRI_SECRET_KEY: 'c2hvcnQ=',
+      }),
+    ).toEqual([
+      'HAJRI_WEBHOOK_RETRY_SCHEDULE: must be comma-separated whole seconds, e.g. 0,5,300, got "0,5m"',
+      'HAJRI_WEBHOOK_DISABLE_AFTER: must be a duration such as 5d or 12h, got "soon"',
+      'HAJRI_WEBHOOK_TIMEOUT_SECONDS: must be a whole number from 1 to 120, got "0"',
+      'HAJRI_SECRET_KEY: must be 32 bytes in base64 (openssl rand -base64 32)',
+    ])
   })
 
   it('refuses a Redis URL or public URL that is not one', () => {

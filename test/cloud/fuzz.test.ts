@@ -32,6 +32,12 @@ import {
   requestArbitrary,
   valueArbitrary,
 } from '../support/request-arbitrary.js'
+import { type ConsoleFuzzFixtures, isConsoleRoute, setUpConsoleFuzz } from './console-fuzz.js'
+import {
+  isSessionRoute,
+  type SessionFuzzFixtures,
+  setUpSessionFuzz,
+} from './features/console-auth/session-fuzz.js'
 import { isOAuthRoute, OAuthResponseChecks, setUpOAuthFuzz } from './features/oauth/oauth-fuzz.js'
 
 const RUNS = 1000
@@ -41,14 +47,22 @@ const RESPONSE_TIMEOUT_MS = 10_000
 const SECOND = 1_000_000
 const DAY = 86_400 * SECOND
 
-/** Documentation is @fastify/swagger's, not ours; HEAD is Fastify's automatic twin of each GET. */
-function isSkipped(route: RouteRecord): boolean {
+/**
+ * Documentation is @fastify/swagger's, not ours; HEAD is Fastify's automatic twin of each GET; the
+ * console's static files take no input but a path (test/cloud/console/static-console.test.ts).
+ */
+function isStatic(url: string): boolean {
   return (
-    route.method === 'HEAD' ||
-    route.url === '/openapi.json' ||
-    route.url === '/docs' ||
-    route.url.startsWith('/docs/')
+    url === '/openapi.json' ||
+    url === '/docs' ||
+    url.startsWith('/docs/') ||
+    url === '/console' ||
+    url.startsWith('/console/')
   )
+}
+
+function isSkipped(route: RouteRecord): boolean {
+  return route.method === 'HEAD' || isStatic(route.url)
 }
 
 const TOKEN_URL = '/api/oauth/token'
@@ -103,7 +117,16 @@ const DEEP = 10_000
  * Counterexamples the fuzz found, kept so they run on every seed (fast-check finds the rarer ones only
  * now and then). Each is minimal: the smallest request that still fails.
  */
-const FOUND: { title: string; request: (key: string) => FuzzRequest }[] = [
+const FOUND: { title: string; request: (key: string, adminToken: string) => FuzzRequest }[] = [
+  {
+    title: 'a webhook endpoint description holding NUL (PostgreSQL refuses it)',
+    request: (_key, adminToken) => ({
+      method: 'POST',
+      url: '/api/console/v1/webhooks',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ url: 'https://hooks.example.com/x', description: 'a\u0000b' }),
+    }),
+  },
   {
     title: 'an OAuth client id holding NUL, by HTTP Basic',
     request: () => ({
@@ -220,6 +243,11 @@ it('fails a route it has no generator strategy for, rather than skip it', () => 
     /no generator strategy/,
   )
   expect(() => requestArbitrary({ method: 'GET', url: '/a/:id' }, operation, ctx)).not.toThrow()
+  // A text body (an employee CSV) needs near-valid text to start from.
+  const csv: OpenApiOperation = { requestBody: { content: { 'text/csv': { schema: { type: 'string' } } } } }
+  expect(() => requestArbitrary({ method: 'POST', url: '/a' }, csv, ctx)).toThrow(/no generator strategy/)
+  const withCsv = { ...ctx, textBodies: { 'text/csv': fc.constant('employeeCode,name\nE1,A') } }
+  expect(() => requestArbitrary({ method: 'POST', url: '/a' }, csv, withCsv)).not.toThrow()
 })
 
 it('generates form and JSON bodies for a form route, authenticated as its strategy says', () => {
@@ -289,6 +317,10 @@ describeEachDatabase('fuzzing every route', (cloud: TestCloud) => {
   /** The OAuth routes' context: the public one, with OAuth parameters and client authentication. */
   let oauthCtx: FuzzContext
   let oauthChecks: OAuthResponseChecks
+  /** The administration API's admin tokens and fixtures. */
+  let consoleFuzz: ConsoleFuzzFixtures
+  /** The console's session routes: users, session cookies and CSRF tokens (issue 6). */
+  let sessionFuzz: SessionFuzzFixtures
   /** Every credential set up here: no response may echo one (a token response has a new one). */
   let secrets: string[]
   let operations: Record<string, Record<string, OpenApiOperation>>
@@ -316,7 +348,9 @@ describeEachDatabase('fuzzing every route', (cloud: TestCloud) => {
     const limitedKey = (await keys.create(tenantId, { scopes: ['employees:read'] }, TEST_ACTOR)).key
 
     const oauth = await setUpOAuthFuzz(cloud, tenantId, key)
-    secrets = [...oauth.secrets, limitedKey]
+    consoleFuzz = await setUpConsoleFuzz(cloud, tenantId)
+    sessionFuzz = await setUpSessionFuzz(cloud)
+    secrets = [...oauth.secrets, ...consoleFuzz.secrets, ...sessionFuzz.secrets, limitedKey]
     oauthChecks = new OAuthResponseChecks(oauth.clientIds)
 
     // Real ids and cursors, so that near-valid requests find something and mutated ones start from the real thing.
@@ -453,6 +487,10 @@ describeEachDatabase('fuzzing every route', (cloud: TestCloud) => {
     const contentType = String(res.headers['content-type'] ?? '')
     if (isOAuthRoute(route)) oauthChecks.expectNoStore(res)
 
+    if (status === 204) {
+      expect(res.body, 'a 204 has no body').toBe('')
+      return
+    }
     if (status < 300) {
       // Valid by chance: the documented success body of the route it reached.
       const reached = matchRoute(req.method, req.url)
@@ -480,10 +518,14 @@ describeEachDatabase('fuzzing every route', (cloud: TestCloud) => {
     expect(problem.type).toBe(`urn:hajri:problem:${String(problem.code)}`)
     expect(problem.title).toBe(PROBLEM_CATALOG[problem.code as ProblemCode].title)
     expect(problem.instance, 'the instance names the request').toBe(`urn:hajri:request:${String(requestId)}`)
-    if (status === 401) expect(res.headers['www-authenticate'], 'a 401 has a challenge').toMatch(/^Bearer /)
+    if (status === 401) {
+      // The session routes take the cookie alone, and name its scheme (session-guard.ts).
+      const scheme = isSessionRoute(route) ? /^Cookie / : /^Bearer /
+      expect(res.headers['www-authenticate'], 'a 401 has a challenge').toMatch(scheme)
+    }
   }
 
-  it('fuzzes every route the app serves, and only documentation and HEAD twins are left out', () => {
+  it('fuzzes every route the app serves, and only documentation, the console files and HEAD twins are left out', () => {
     const served = cloud.app.routeTable.filter((r) => !isSkipped(r))
     expect(served).toEqual(FUZZED)
     expect(FUZZED.length).toBeGreaterThan(0)
@@ -491,15 +533,20 @@ describeEachDatabase('fuzzing every route', (cloud: TestCloud) => {
     for (const r of skipped) {
       const twin =
         r.method === 'HEAD' && cloud.app.routeTable.some((g) => g.method === 'GET' && g.url === r.url)
-      expect(twin || r.url === '/openapi.json' || r.url.startsWith('/docs'), `${r.method} ${r.url}`).toBe(
-        true,
-      )
+      expect(twin || isStatic(r.url), `${r.method} ${r.url}`).toBe(true)
     }
   })
 
   for (const route of FUZZED) {
     it(`${route.method} ${route.url}: ${RUNS} malformed requests get problems, never a 5xx`, async () => {
-      const requests = requestArbitrary(route, operationOf(route), isOAuthRoute(route) ? oauthCtx : ctx)
+      const context = isOAuthRoute(route)
+        ? oauthCtx
+        : isConsoleRoute(route)
+          ? consoleFuzz.contextFor(route, ctx)
+          : ctx
+      const requests = isSessionRoute(route)
+        ? sessionFuzz.requests(route, operationOf(route), ctx)
+        : requestArbitrary(route, operationOf(route), context)
       await fc.assert(
         fc.asyncProperty(requests, async (req) => {
           const res = await withTimeout(cloud.app.inject(req), `${req.method} ${req.url.slice(0, 200)}`)
@@ -512,8 +559,11 @@ describeEachDatabase('fuzzing every route', (cloud: TestCloud) => {
         [...counts].filter(([s]) => s >= from && s < to).reduce((n, [, c]) => n + c, 0)
       // A fuzz that never gets past validation, or never fails it, tests nothing.
       expect(total(200, 300), 'some requests reach the handler and succeed').toBeGreaterThan(0)
-      if (route.scope !== undefined) {
-        expect(total(400, 500), 'most requests are refused').toBeGreaterThan(RUNS / 4)
+      if (route.scope !== undefined || isConsoleRoute(route)) {
+        // A route that takes no input can only refuse the credential.
+        const operation = operationOf(route)
+        const takesInput = (operation?.parameters?.length ?? 0) > 0 || operation?.requestBody !== undefined
+        if (takesInput) expect(total(400, 500), 'most requests are refused').toBeGreaterThan(RUNS / 4)
         expect(counts.get(401) ?? 0, 'some requests are unauthenticated').toBeGreaterThan(0)
       }
       if (isOAuthRoute(route)) oauthChecks.expectCoverage(route)
@@ -528,7 +578,7 @@ describeEachDatabase('fuzzing every route', (cloud: TestCloud) => {
 
   for (const found of FOUND) {
     it(`found by fuzzing: ${found.title} is answered well formed, never a 5xx`, async () => {
-      const req = found.request(key)
+      const req = found.request(key, consoleFuzz.adminToken)
       const route = matchRoute(req.method, req.url)
       expect(route, req.url).toBeDefined()
       const res = await withTimeout(cloud.app.inject(req), req.url)

@@ -156,3 +156,11 @@ export class TcpProxy {
     upstream.pipe(socket)
   }
 }
+
+/** Counts, one per line, in the CI log (the durability tests report what they saw, not only pass/fail). */
+export function printTable(title: string, counts: Record<string, unknown>): void {
+  const width = Math.max(...Object.keys(counts).map((k) => k.length))
+  const lines = Object.entries(counts).map(([k, v]) => `  ${k.padEnd(width)}  ${String(v)}`)
+  // biome-ignore lint/suspicious/noConsole: the counts are meant for the CI log
+  console.log(`${title}\n${lines.join('\n')}`)
+}

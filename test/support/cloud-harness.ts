@@ -10,7 +10,11 @@ import { type DatabaseHandle, openDatabase } from '../../cloud/db/database.js'
 import { migrateToLatest } from '../../cloud/db/migrate.js'
 import type { Actor } from '../../cloud/features/audit/service.js'
 import { MAX_RATE_LIMIT_PER_MINUTE } from '../../cloud/features/credentials/credential-settings.js'
-import { createServices, type Services } from '../../cloud/services.js'
+import {
+  DEFAULT_WEBHOOK_SETTINGS,
+  type WebhookSettings,
+} from '../../cloud/features/webhooks/webhook-settings.js'
+import type { Services } from '../../cloud/services.js'
 import type { EmployeeInput } from '../../shared/employee.js'
 import type { Scope } from '../../shared/scopes.js'
 import { nowMicros } from '../../shared/time.js'
@@ -56,7 +60,10 @@ export class TestCloud {
   /** The clock the app reads, in µs. Tests may set it; undefined means the real clock. */
   fixedNow: number | undefined
 
-  constructor(readonly kind: DatabaseKind) {}
+  constructor(
+    readonly kind: DatabaseKind,
+    private readonly options: TestCloudOptions = {},
+  ) {}
 
   readonly now = (): number => this.fixedNow ?? nowMicros()
 
@@ -70,16 +77,16 @@ export class TestCloud {
     return this.handle
   }
 
-  /** The services over this cloud's database and clock, as the app uses them. */
+  /** The app's own services: what they emit wakes the app's webhook dispatcher at once. */
   get services(): Services {
-    return createServices(this.database, this.now)
+    return this.app.services
   }
 
   async start(): Promise<void> {
     const { url, drop } = await createTestDatabaseUrl(this.kind)
     this.databaseUrl = url
     this.dropDatabase = drop
-    this.handle = openDatabase(url, { poolSize: 4 })
+    this.handle = openDatabase(url, { poolSize: 4, secretKey: TEST_SECRET_KEY })
     await migrateToLatest(this.handle.db)
     this.instance = await buildApp({
       // OAuth limits out of reach too, except where a test sets its own.
@@ -89,7 +96,10 @@ export class TestCloud {
         logLevel: 'silent',
         oauthRateLimitPerIp: 1_000_000,
         oauthRateLimitPerClient: 1_000_000,
+        consoleRateLimit: 1_000_000,
+        webhooks: { ...DEFAULT_WEBHOOK_SETTINGS, ...this.options.webhooks },
       },
+      dispatchWebhooks: this.options.webhooks !== undefined,
       database: this.handle,
       logger: false,
       closeDatabase: false,
@@ -128,10 +138,23 @@ export class TestCloud {
     return created.key
   }
 
+  /** An admin token for the administration API (/api/console/v1). */
+  async createAdminToken(tenantId: string): Promise<string> {
+    return (await this.services.adminTokens.create(tenantId, {}, TEST_ACTOR)).token
+  }
+
   async upsertEmployees(tenantId: string, inputs: EmployeeInput[]) {
     return this.services.employees.upsert(tenantId, inputs)
   }
 }
+
+export interface TestCloudOptions {
+  /** Run the webhook dispatcher, with these settings over the defaults. Without it, none runs. */
+  webhooks?: Partial<WebhookSettings>
+}
+
+/** Webhook signing secrets are sealed with this in tests (PostgreSQL requires a key to be set). */
+export const TEST_SECRET_KEY = randomBytes(32).toString('base64')
 
 /** The audit actor of what tests set up. */
 export const TEST_ACTOR: Actor = { name: 'test:harness', ip: null }
@@ -154,7 +177,11 @@ const postgres = await postgresAvailability()
  * Runs the same suite against SQLite and PostgreSQL (issue 2: "the same tests, run against both").
  * The PostgreSQL run is skipped, with its reason in the suite name, when PostgreSQL is absent.
  */
-export function describeEachDatabase(title: string, body: (cloud: TestCloud) => void): void {
+export function describeEachDatabase(
+  title: string,
+  body: (cloud: TestCloud) => void,
+  options: TestCloudOptions = {},
+): void {
   const targets: { kind: DatabaseKind; skipReason: string | undefined }[] = [
     { kind: 'sqlite', skipReason: undefined },
     { kind: 'postgres', skipReason: postgres.skipReason },
@@ -163,7 +190,7 @@ export function describeEachDatabase(title: string, body: (cloud: TestCloud) => 
     describe.skipIf(skipReason !== undefined)(
       `${title} [${kind}]${skipReason ? ` (skipped: ${skipReason})` : ''}`,
       () => {
-        const cloud = new TestCloud(kind)
+        const cloud = new TestCloud(kind, options)
         beforeAll(() => cloud.start())
         afterAll(() => cloud.stop())
         body(cloud)

@@ -58,6 +58,11 @@ export interface FuzzContext {
    * parameters, or both at once. Without it, such routes get `authorization` and no such parameters.
    */
   clientAuthentication?: ClientAuthenticationStrategy
+  /**
+   * Near-valid bodies, by media type, for routes whose body is text other than JSON or a form (an
+   * employee CSV). A route with such a body and no entry here has no generator strategy.
+   */
+  textBodies?: Record<string, fc.Arbitrary<string>>
 }
 
 /** One way a client authenticated (or failed to): RFC 6749 §2.3.1 allows a header or body parameters. */
@@ -422,6 +427,59 @@ function bodyAndType(schema: JsonSchema | undefined, ctx: FuzzContext, hasBody: 
   }
   // GET and DELETE carry no body, but a client may still send one.
   return fc.oneof({ weight: 9, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: withBody })
+}
+
+/**
+ * A text body of `mediaType` (CSV): near-valid, then cut short, with junk or invalid UTF-8 put in,
+ * replaced by other text or JSON, around the body limit; under its media type, or another.
+ */
+function textBodyAndType(mediaType: string, near: fc.Arbitrary<string>): fc.Arbitrary<Body> {
+  const at = (t: string, n: number) => n % (t.length + 1)
+  const payload: fc.Arbitrary<string | Buffer> = fc.oneof(
+    { weight: 12, arbitrary: near },
+    { weight: 4, arbitrary: fc.tuple(near, fc.nat()).map(([t, n]) => t.slice(0, at(t, n))) },
+    {
+      weight: 6,
+      arbitrary: fc
+        .tuple(near, fc.nat(), badText)
+        .map(([t, n, bad]) => t.slice(0, at(t, n)) + bad + t.slice(at(t, n))),
+    },
+    {
+      weight: 2,
+      arbitrary: fc
+        .tuple(near, fc.nat(), fc.constantFrom([0xff], [0xc3, 0x28], [0xed, 0xa0, 0x80]))
+        .map(([t, n, bytes]) => {
+          const b = Buffer.from(t)
+          const i = n % (b.length + 1)
+          return Buffer.concat([b.subarray(0, i), Buffer.from(bytes), b.subarray(i)])
+        }),
+    },
+    { weight: 2, arbitrary: near.map((t) => Buffer.from(`\uFEFF${t}`, 'utf16le')) },
+    { weight: 3, arbitrary: fc.oneof(fc.string({ unit: 'binary', maxLength: 200 }), rawFragment) },
+    { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v)) },
+    { weight: 2, arbitrary: fc.constantFrom('', ' ', '\n', '\uFEFF', '"', '""', ',,,', '\r\n\r\n') },
+    {
+      // Around the 1 MiB body limit, either side: long lines, so that the file is cheap to read.
+      weight: 1,
+      arbitrary: fc
+        .tuple(near, fc.integer({ min: 900, max: 1_100 }))
+        .map(([t, n]) => `${t}\n${`${'x'.repeat(1020)},y\n`.repeat(n)}`),
+    },
+  )
+  const type = fc.oneof(
+    { weight: 30, arbitrary: fc.constant<string | undefined>(mediaType) },
+    { weight: 4, arbitrary: fc.constant(`${mediaType}; charset=utf-8`) },
+    { weight: 3, arbitrary: fc.constant(undefined) },
+    {
+      weight: 8,
+      arbitrary: fc.constantFrom(...ODD_CONTENT_TYPES, 'application/json', mediaType.toUpperCase()),
+    },
+    { weight: 1, arbitrary: headerText },
+  )
+  return fc.oneof(
+    { weight: 30, arbitrary: fc.record({ payload, contentType: type }) },
+    { weight: 1, arbitrary: type.map((contentType) => ({ contentType })) },
+  )
 }
 
 /**
@@ -899,22 +957,31 @@ export function requestArbitrary(
   )
   const jsonSchema = operation.requestBody?.content?.['application/json']?.schema
   const formSchema = operation.requestBody?.content?.[FORM_CONTENT_TYPE]?.schema
+  const textType = Object.keys(operation.requestBody?.content ?? {}).find(
+    (type) => type !== 'application/json' && type !== FORM_CONTENT_TYPE,
+  )
+  const textBody = textType === undefined ? undefined : ctx.textBodies?.[textType]
+  if (textType !== undefined && textBody === undefined) {
+    throw new Error(`no generator strategy for ${label}: ${textType} bodies (FuzzContext.textBodies)`)
+  }
   // A form route's client authentication decides the header and some body parameters together.
   const authenticated: fc.Arbitrary<{ authorization: string | undefined; body: Body }> =
-    formSchema && METHODS_WITH_BODY.has(method)
-      ? (
-          ctx.clientAuthentication?.arbitrary ??
-          ctx.authorization.map((authorization): ClientAuthentication => ({ authorization, params: [] }))
-        ).chain((credentials) =>
-          formBodyAndType(formSchema, jsonSchema, ctx, credentials.params).map((body) => ({
-            authorization: credentials.authorization,
-            body,
-          })),
-        )
-      : fc.record({
-          authorization: ctx.authorization,
-          body: bodyAndType(jsonSchema, ctx, METHODS_WITH_BODY.has(method)),
-        })
+    textType !== undefined && textBody !== undefined
+      ? fc.record({ authorization: ctx.authorization, body: textBodyAndType(textType, textBody) })
+      : formSchema && METHODS_WITH_BODY.has(method)
+        ? (
+            ctx.clientAuthentication?.arbitrary ??
+            ctx.authorization.map((authorization): ClientAuthentication => ({ authorization, params: [] }))
+          ).chain((credentials) =>
+            formBodyAndType(formSchema, jsonSchema, ctx, credentials.params).map((body) => ({
+              authorization: credentials.authorization,
+              body,
+            })),
+          )
+        : fc.record({
+            authorization: ctx.authorization,
+            body: bodyAndType(jsonSchema, ctx, METHODS_WITH_BODY.has(method)),
+          })
   return fc
     .record({
       path: fc.tuple(...segments).map((s) => `/${s.join('/')}`),

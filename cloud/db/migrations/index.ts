@@ -2,6 +2,10 @@ import type { Migration } from 'kysely'
 import * as initial from './0001-initial.js'
 import * as oauthAndAudit from './0002-oauth-and-audit.js'
 import * as auditLogSealed from './0003-audit-log-sealed.js'
+import * as webhooks from './0004-webhooks.js'
+import * as consoleSessions from './0005-console-sessions.js'
+import * as consoleQueries from './0006-console-queries.js'
+import * as webhookDueOrder from './0007-webhook-due-order.js'
 
 /**
  * Every migration, in order. Listed here rather than read from a folder so they work the same from
@@ -12,4 +16,8 @@ export const migrations: Record<string, Migration> = {
   '0001-initial': initial,
   '0002-oauth-and-audit': oauthAndAudit,
   '0003-audit-log-sealed': auditLogSealed,
+  '0004-webhooks': webhooks,
+  '0005-console-sessions': consoleSessions,
+  '0006-console-queries': consoleQueries,
+  '0007-webhook-due-order': webhookDueOrder,
 }

@@ -34,6 +34,20 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return key.length === expected.length && timingSafeEqual(key, expected)
 }
 
+/**
+ * A well-formed hash that no password matches, with today's parameters: a sign-in for an email that
+ * is nobody's is checked against it, so it costs one scrypt like any other and its timing does not
+ * tell which emails exist (OWASP Authentication Cheat Sheet, "Authentication and Error Messages").
+ */
+export const DUMMY_PASSWORD_HASH = [
+  'scrypt',
+  PARAMS.N,
+  PARAMS.r,
+  PARAMS.p,
+  Buffer.alloc(16).toString('base64'),
+  randomBytes(KEY_LENGTH).toString('base64'),
+].join('$')
+
 const PASSWORD_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789'
 
 /** A one-time password for a new console user: 20 characters, ~115 bits, no look-alike characters. */

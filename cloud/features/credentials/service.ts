@@ -7,6 +7,7 @@ import { AppError } from '../../app-error.js'
 import type { ApiKeysTable, Database } from '../../db/schema.js'
 import type { Actor, AuditService } from '../audit/service.js'
 import { TenantStore } from '../tenants/store.js'
+import type { WebhookOutbox } from '../webhooks/outbox.js'
 import { apiKeyDisplayPrefix, generateApiKey, hashApiKey, isWellFormedApiKey } from './api-key-format.js'
 import type { AuthContext } from './auth-context.js'
 import { checkCredentialSettings, parseScopes } from './credential-settings.js'
@@ -51,7 +52,14 @@ function toSummary(row: ApiKeysTable, now: number): ApiKeySummary {
 
 /** API keys (DESIGN.md §3, issue 3): created, listed and revoked by a tenant admin; checked on every request. */
 export class ApiKeyService {
-  constructor(private readonly deps: { db: Kysely<Database>; audit: AuditService; now: () => number }) {}
+  constructor(
+    private readonly deps: {
+      db: Kysely<Database>
+      audit: AuditService
+      outbox: WebhookOutbox
+      now: () => number
+    },
+  ) {}
 
   async create(tenantId: string, input: CreateApiKeyInput, actor: Actor): Promise<CreatedApiKey> {
     const ttl = input.expiresInSeconds ?? DEFAULT_API_KEY_TTL_SECONDS
@@ -90,8 +98,21 @@ export class ApiKeyService {
           expiresAt: formatServerTime(expiresAt),
         },
       })
+      const stored = await new ApiKeyStore(trx).get(tenantId, id)
+      if (stored)
+        await this.deps.outbox.emit(trx, tenantId, [
+          { type: 'api_key.created', data: toSummary(stored, now) },
+        ])
     })
+    this.deps.outbox.committed()
     return { id, key, ...settings, expiresAt: formatServerTime(expiresAt) }
+  }
+
+  /** One key as lists show it (the console shows a new key so, beside its secret). */
+  async get(tenantId: string, id: string): Promise<ApiKeySummary> {
+    const row = await new ApiKeyStore(this.deps.db).get(tenantId, id)
+    if (!row) throw new AppError('api_key_not_found', `No API key ${id}.`)
+    return toSummary(row, this.deps.now())
   }
 
   async list(tenantId: string): Promise<ApiKeySummary[]> {
@@ -102,19 +123,23 @@ export class ApiKeyService {
   /** Revokes a key; the very next request with it is refused (no credential is cached). */
   async revoke(tenantId: string, id: string, actor: Actor): Promise<ApiKeySummary> {
     const now = this.deps.now()
-    return this.deps.db.transaction().execute(async (trx) => {
+    const summary = await this.deps.db.transaction().execute(async (trx) => {
       const store = new ApiKeyStore(trx)
       const row = await store.get(tenantId, id)
       if (!row) throw new AppError('api_key_not_found', `No API key ${id}.`)
+      const revoked = toSummary({ ...row, revoked_at: row.revoked_at ?? now }, now)
       if (await store.revoke(tenantId, id, now)) {
         await this.deps.audit.record(trx, tenantId, actor, {
           action: 'api_key.revoked',
           target: { type: 'api_key', id },
           details: { name: row.name },
         })
+        await this.deps.outbox.emit(trx, tenantId, [{ type: 'api_key.revoked', data: revoked }])
       }
-      return toSummary({ ...row, revoked_at: row.revoked_at ?? now }, now)
+      return revoked
     })
+    this.deps.outbox.committed()
+    return summary
   }
 
   /** The caller behind a bearer token, or undefined if it is not a live key of ours. */

@@ -20,6 +20,11 @@ export interface CsvLine {
 
 export interface CsvRejection {
   line: number
+  /** The code the line gives (trimmed, at most 64 characters shown), or null when it gives none. */
+  employeeCode: string | null
+  /** Every problem of the line, each as `field: message`. */
+  errors: string[]
+  /** The errors in one sentence, as the CLI prints them. */
   reason: string
 }
 
@@ -36,6 +41,12 @@ export class CsvFormatError extends Error {
 }
 
 const checkEmployee = compileCheck<EmployeeInput>(EmployeeInputSchema)
+
+/** A bad line's code as a report shows it: enough to find the line, never the whole of a runaway field. */
+function shownCode(value: string | undefined): string | null {
+  const trimmed = value?.trim() ?? ''
+  return trimmed === '' ? null : trimmed.length > 64 ? `${trimmed.slice(0, 64)}…` : trimmed
+}
 
 function blankToNull(value: string | undefined): string | null {
   const trimmed = value?.trim() ?? ''
@@ -77,11 +88,18 @@ export function parseEmployeeCsv(text: string): ParsedEmployeeCsv {
   const firstLineOfCode = new Map<string, number>()
   for (const { record, info } of lines) {
     const line = info.lines
+    const field = (name: string) => record[columns.indexOf(name)]
+    const reject = (errors: string[]) =>
+      rejected.push({
+        line,
+        employeeCode: shownCode(field('employeeCode')),
+        errors,
+        reason: errors.join('; '),
+      })
     if (record.length !== columns.length) {
-      rejected.push({ line, reason: `has ${record.length} fields, the header has ${columns.length}` })
+      reject([`has ${record.length} fields, the header has ${columns.length}`])
       continue
     }
-    const field = (name: string) => record[columns.indexOf(name)]
     const candidate = {
       employeeCode: field('employeeCode')?.trim() ?? '',
       name: field('name')?.trim() ?? '',
@@ -92,15 +110,12 @@ export function parseEmployeeCsv(text: string): ParsedEmployeeCsv {
     }
     const checked = checkEmployee(candidate)
     if (!checked.ok) {
-      rejected.push({
-        line,
-        reason: checked.errors.map((e) => `${e.pointer.slice(2)}: ${e.message}`).join('; '),
-      })
+      reject(checked.errors.map((e) => `${e.pointer.slice(2)}: ${e.message}`))
       continue
     }
     const first = firstLineOfCode.get(checked.value.employeeCode)
     if (first !== undefined) {
-      rejected.push({ line, reason: `employeeCode: ${checked.value.employeeCode} is also on line ${first}` })
+      reject([`employeeCode: ${checked.value.employeeCode} is also on line ${first}`])
       continue
     }
     firstLineOfCode.set(checked.value.employeeCode, line)

@@ -1,5 +1,10 @@
 import type { Kysely } from 'kysely'
 import {
+  EMPLOYEE_SEARCH_MAX_LENGTH,
+  type EmployeeImportLine,
+  type EmployeeImportReport,
+} from '../../../shared/console-employees.js'
+import {
   EMPLOYEE_STATUSES,
   type Employee,
   type EmployeeInput,
@@ -7,11 +12,15 @@ import {
 } from '../../../shared/employee.js'
 import { newId } from '../../../shared/ids.js'
 import { DEFAULT_PAGE_LIMIT } from '../../../shared/pagination.js'
+import { NO_CONTROL_CHARACTERS } from '../../../shared/schema-helpers.js'
 import { formatServerTime, nowMicros, parseTimestamp } from '../../../shared/time.js'
 import { AppError } from '../../app-error.js'
 import { assertSameFilter, decodeCursor, encodeCursor } from '../../cursor.js'
 import type { Database } from '../../db/schema.js'
 import { TenantStore } from '../tenants/store.js'
+import type { EmittedEvent, WebhookOutbox } from '../webhooks/outbox.js'
+import { CsvFormatError, type ParsedEmployeeCsv, parseEmployeeCsv } from './employee-csv.js'
+import { normalizeSearch } from './employee-search.js'
 import { type EmployeePosition, type EmployeeRow, EmployeeStore } from './store.js'
 
 export interface EmployeePage {
@@ -25,28 +34,53 @@ export interface UpsertSummary {
   unchanged: number
 }
 
+/** What happened to one employee of an upsert. */
+export type UpsertOutcome = 'created' | 'updated' | 'unchanged'
+
+/**
+ * The most data lines one CSV import takes: a large factory's roll, in one transaction, with a
+ * report line each. It bounds what a request of the body limit can make us write and answer.
+ */
+export const MAX_IMPORT_LINES = 50_000
+
 /** What a cursor carries: the filters it was made for and the last position returned. */
 interface EmployeeCursor {
   status: string | undefined
   updatedSince: number | undefined
+  search: string | undefined
   after: EmployeePosition
 }
 
 const EMPLOYEE_ID = /^emp_[0-9A-HJKMNP-TV-Z]{26}$/
+const PLAIN_TEXT = new RegExp(NO_CONTROL_CHARACTERS)
+
+/** A normalized search, bounded as the query schema bounds it (in code points, as JSON Schema counts). */
+function isSearch(q: unknown): q is string {
+  return (
+    typeof q === 'string' &&
+    PLAIN_TEXT.test(q) &&
+    q.length > 0 &&
+    [...q].length <= EMPLOYEE_SEARCH_MAX_LENGTH &&
+    normalizeSearch(q) === q
+  )
+}
 
 // Every field is checked against what we put in: a cursor's values reach SQL, and PostgreSQL
 // refuses some strings (NUL) with an error rather than an empty result (found by fuzzing).
 function readCursor(v: Record<string, unknown>): EmployeeCursor | undefined {
-  const { s, u, k } = v
+  const { s, u, q, k } = v
   if (s !== undefined && !(EMPLOYEE_STATUSES as readonly unknown[]).includes(s)) return undefined
   if (u !== undefined && !Number.isSafeInteger(u)) return undefined
+  if (q !== undefined && !isSearch(q)) return undefined
   if (!Array.isArray(k)) return undefined
   const id = k.at(-1)
   if (typeof id !== 'string' || !EMPLOYEE_ID.test(id)) return undefined
   const status = s as string | undefined
-  if (u === undefined) return k.length === 1 ? { status, updatedSince: undefined, after: { id } } : undefined
+  const search = q as string | undefined
+  if (u === undefined)
+    return k.length === 1 ? { status, updatedSince: undefined, search, after: { id } } : undefined
   if (k.length !== 2 || !Number.isSafeInteger(k[0])) return undefined
-  return { status, updatedSince: u as number, after: { updatedAt: k[0] as number, id } }
+  return { status, updatedSince: u as number, search, after: { updatedAt: k[0] as number, id } }
 }
 
 export function toEmployee(row: EmployeeRow): Employee {
@@ -74,25 +108,33 @@ function sameEmployee(row: EmployeeRow, input: EmployeeInput): boolean {
 }
 
 export class EmployeeService {
-  constructor(private readonly deps: { db: Kysely<Database>; now?: () => number }) {}
+  constructor(private readonly deps: { db: Kysely<Database>; outbox: WebhookOutbox; now?: () => number }) {}
 
-  async list(tenantId: string, query: EmployeeListQuery): Promise<EmployeePage> {
+  /** A page of employees; `search` (the console's) narrows to codes, names and emails starting with it. */
+  async list(
+    tenantId: string,
+    query: EmployeeListQuery & { search?: string | undefined },
+  ): Promise<EmployeePage> {
     const limit = query.limit ?? DEFAULT_PAGE_LIMIT
     let status = query.status as string | undefined
     let updatedSince = query.updatedSince === undefined ? undefined : parseTimestamp(query.updatedSince)
+    let search = normalizeSearch(query.search)
     let after: EmployeePosition | undefined
     if (query.cursor !== undefined) {
       const cursor = decodeCursor(query.cursor, readCursor)
       assertSameFilter('status', status, cursor.status)
       assertSameFilter('updatedSince', updatedSince, cursor.updatedSince)
+      assertSameFilter('search', search, cursor.search)
       status = cursor.status
       updatedSince = cursor.updatedSince
+      search = cursor.search
       after = cursor.after
     }
     // One row more than asked tells whether there is a next page without a count query.
     const rows = await new EmployeeStore(this.deps.db).list(tenantId, {
       status,
       updatedSince,
+      search,
       after,
       limit: limit + 1,
     })
@@ -103,6 +145,7 @@ export class EmployeeService {
       nextCursor = encodeCursor({
         s: status,
         u: updatedSince,
+        q: search,
         k: updatedSince === undefined ? [last.id] : [last.updated_at, last.id],
       })
     }
@@ -120,8 +163,66 @@ export class EmployeeService {
    * are left alone, so a re-import does not make every employee look changed to syncing clients.
    */
   async upsert(tenantId: string, inputs: readonly EmployeeInput[]): Promise<UpsertSummary> {
+    const outcomes = await this.upsertEach(tenantId, inputs)
+    const count = (outcome: UpsertOutcome) => outcomes.filter((o) => o === outcome).length
+    return { created: count('created'), updated: count('updated'), unchanged: count('unchanged') }
+  }
+
+  /**
+   * An employee CSV (the CLI's format) imported as the CLI imports it: a wrong header refuses the
+   * file; a bad line is reported and left out; the good lines are saved together, in one
+   * transaction (all of them, or none if the database fails). Every line gets its outcome.
+   */
+  async importCsv(tenantId: string, text: string): Promise<EmployeeImportReport> {
+    let parsed: ParsedEmployeeCsv
+    try {
+      parsed = parseEmployeeCsv(text)
+    } catch (err) {
+      if (err instanceof CsvFormatError)
+        throw new AppError('invalid_csv', `Nothing was imported: ${err.message.replace(/\.$/, '')}.`)
+      throw err
+    }
+    const total = parsed.rows.length + parsed.rejected.length
+    if (total > MAX_IMPORT_LINES) {
+      throw new AppError(
+        'invalid_csv',
+        `Nothing was imported: the file has ${total} lines after the header, more than the ${MAX_IMPORT_LINES} one import takes. Split it.`,
+      )
+    }
+    const outcomes = await this.upsertEach(
+      tenantId,
+      parsed.rows.map((r) => r.input),
+    )
+    const lines: EmployeeImportLine[] = [
+      ...parsed.rows.map((r, i) => ({
+        line: r.line,
+        employeeCode: r.input.employeeCode,
+        outcome: outcomes[i] ?? 'unchanged',
+      })),
+      ...parsed.rejected.map((r) => ({
+        line: r.line,
+        employeeCode: r.employeeCode,
+        outcome: 'failed' as const,
+        errors: r.errors,
+      })),
+    ].sort((a, b) => a.line - b.line)
+    const count = (outcome: EmployeeImportLine['outcome']) =>
+      lines.filter((l) => l.outcome === outcome).length
+    return {
+      summary: {
+        created: count('created'),
+        updated: count('updated'),
+        unchanged: count('unchanged'),
+        failed: count('failed'),
+      },
+      lines,
+    }
+  }
+
+  /** As {@link upsert}, telling what happened to each input, in their order. */
+  async upsertEach(tenantId: string, inputs: readonly EmployeeInput[]): Promise<UpsertOutcome[]> {
     const now = this.deps.now?.() ?? nowMicros()
-    return this.deps.db.transaction().execute(async (trx) => {
+    const outcomes = await this.deps.db.transaction().execute(async (trx) => {
       const tenants = new TenantStore(trx)
       if (!(await tenants.get(tenantId))) throw new AppError('tenant_not_found', `No tenant ${tenantId}.`)
       const store = new EmployeeStore(trx)
@@ -135,24 +236,52 @@ export class EmployeeService {
       )
       const toCreate: EmployeeInput[] = []
       const toUpdate: { row: EmployeeRow; input: EmployeeInput }[] = []
+      const outcomes: UpsertOutcome[] = []
       for (const input of inputs) {
         const row = existing.get(input.employeeCode)
-        if (!row) toCreate.push(input)
-        else if (!sameEmployee(row, input)) toUpdate.push({ row, input })
+        if (!row) {
+          toCreate.push(input)
+          outcomes.push('created')
+        } else if (!sameEmployee(row, input)) {
+          toUpdate.push({ row, input })
+          outcomes.push('updated')
+        } else outcomes.push('unchanged')
       }
       const changes = toCreate.length + toUpdate.length
-      if (changes === 0) return { created: 0, updated: 0, unchanged: inputs.length }
+      if (changes === 0) return outcomes
       let at = await tenants.reserveChangeTimes(tenantId, changes, now)
+      const created = toCreate.map((input) => {
+        const time = at++
+        return {
+          id: newId('employee'),
+          tenant_id: tenantId,
+          ...toColumns(input),
+          created_at: time,
+          updated_at: time,
+        }
+      })
       await store.insertMany(
         tenantId,
-        toCreate.map((input) => {
-          const time = at++
-          return { id: newId('employee'), ...toColumns(input), created_at: time, updated_at: time }
-        }),
+        created.map(({ tenant_id: _, ...row }) => row),
       )
-      for (const { row, input } of toUpdate) await store.update(tenantId, row.id, input, at++)
-      return { created: toCreate.length, updated: toUpdate.length, unchanged: inputs.length - changes }
+      const events: EmittedEvent[] = created.map((row) => ({
+        type: 'employee.created',
+        data: toEmployee(row),
+      }))
+      for (const { row, input } of toUpdate) {
+        const time = at++
+        await store.update(tenantId, row.id, input, time)
+        events.push({
+          type: 'employee.updated',
+          data: toEmployee({ ...row, ...toColumns(input), updated_at: time }),
+        })
+      }
+      // In the same transaction as the change (issue 5): an HR system hears of every change once.
+      await this.deps.outbox.emit(trx, tenantId, events)
+      return outcomes
     })
+    if (outcomes.some((o) => o !== 'unchanged')) this.deps.outbox.committed()
+    return outcomes
   }
 }
 

@@ -1,6 +1,7 @@
-import type { Kysely, Transaction } from 'kysely'
+import { type Kysely, sql, type Transaction } from 'kysely'
 import type { EmployeeInput } from '../../../shared/employee.js'
 import type { Database, EmployeesTable } from '../../db/schema.js'
+import { prefixEnd } from './employee-search.js'
 
 type Executor = Kysely<Database> | Transaction<Database>
 
@@ -11,6 +12,8 @@ export type EmployeePosition = { id: string } | { updatedAt: number; id: string 
 
 export interface EmployeeListFilter {
   status?: string
+  /** Normalized (see employee-search.ts): the start of the code, name or email, A–Z folded. */
+  search?: string
   /** Sync mode: only rows with updated_at at or after this, ordered by (updated_at, id). */
   updatedSince?: number
   after?: EmployeePosition
@@ -20,12 +23,29 @@ export interface EmployeeListFilter {
 // Bound parameters per statement stay far below SQLite's 32,766 and PostgreSQL's 65,535.
 const CHUNK = 500
 
+const SEARCHED_COLUMNS = ['employee_code', 'name', 'email'] as const
+
 export class EmployeeStore {
   constructor(private readonly db: Executor) {}
 
   async list(tenantId: string, filter: EmployeeListFilter): Promise<EmployeeRow[]> {
     let q = this.db.selectFrom('employees').selectAll().where('tenant_id', '=', tenantId)
     if (filter.status !== undefined) q = q.where('status', '=', filter.status)
+    const search = filter.search
+    if (search !== undefined) {
+      const end = prefixEnd(search)
+      // The same expressions as the indexes of migration 0006, so that either database may use them.
+      q = q.where((eb) =>
+        eb.or(
+          SEARCHED_COLUMNS.map((column) => {
+            const folded = sql<string>`lower(${sql.ref(column)})`
+            return end === undefined
+              ? eb(folded, '>=', search)
+              : eb.and([eb(folded, '>=', search), eb(folded, '<', end)])
+          }),
+        ),
+      )
+    }
     const after = filter.after
     if (filter.updatedSince !== undefined) {
       if (after && 'updatedAt' in after) {

@@ -17,6 +17,7 @@ import {
   secretMatches,
 } from '../credentials/secret-format.js'
 import { TenantStore } from '../tenants/store.js'
+import type { WebhookOutbox } from '../webhooks/outbox.js'
 import {
   type ClientForAuthentication,
   type ClientSecretRow,
@@ -88,7 +89,14 @@ function toSummary(app: OAuthAppRow, secrets: ClientSecretRow[]): OAuthAppSummar
 
 /** OAuth apps for the client-credentials grant (issue 3): created, rotated and revoked by a tenant admin. */
 export class OAuthAppService {
-  constructor(private readonly deps: { db: Kysely<Database>; audit: AuditService; now: () => number }) {}
+  constructor(
+    private readonly deps: {
+      db: Kysely<Database>
+      audit: AuditService
+      outbox: WebhookOutbox
+      now: () => number
+    },
+  ) {}
 
   async create(tenantId: string, input: CreateOAuthAppInput, actor: Actor): Promise<IssuedClientSecret> {
     const clientId = input.clientId ?? `hjc_${randomBase62(24)}`
@@ -115,7 +123,8 @@ export class OAuthAppService {
           created_at: now,
           revoked_at: null,
         })
-        await store.insertSecret(tenantId, this.secretRow(id, clientSecret, now))
+        const secret = this.secretRow(id, clientSecret, now)
+        await store.insertSecret(tenantId, secret)
         await this.deps.audit.record(trx, tenantId, actor, {
           action: 'oauth_app.created',
           target: { type: 'oauth_app', id },
@@ -126,13 +135,28 @@ export class OAuthAppService {
             rateLimitPerMinute: settings.rateLimitPerMinute,
           },
         })
+        const app = await store.get(tenantId, id)
+        if (app) {
+          const summary = toSummary(app, [{ ...secret, tenant_id: tenantId }])
+          await this.deps.outbox.emit(trx, tenantId, [{ type: 'oauth_app.created', data: summary }])
+        }
       })
     } catch (err) {
       if (isUniqueViolation(err))
         throw new AppError('client_id_taken', `The client id ${clientId} is already in use.`)
       throw err
     }
+    this.deps.outbox.committed()
     return { id, clientId, clientSecret }
+  }
+
+  /** One app as lists show it (the console shows a new app so, beside its secret). */
+  async get(tenantId: string, id: string): Promise<OAuthAppSummary> {
+    const store = new OAuthAppStore(this.deps.db)
+    const app = await store.get(tenantId, id)
+    if (!app) throw new AppError('oauth_app_not_found', `No OAuth app ${id}.`)
+    const secrets = app.revoked_at === null ? await store.liveSecrets(tenantId, [id], this.deps.now()) : []
+    return toSummary(app, secrets)
   }
 
   async list(tenantId: string): Promise<OAuthAppSummary[]> {
@@ -179,19 +203,23 @@ export class OAuthAppService {
   /** Revokes the app: its secrets and every token issued to it stop working on the next request. */
   async revoke(tenantId: string, id: string, actor: Actor): Promise<OAuthAppSummary> {
     const now = this.deps.now()
-    return this.deps.db.transaction().execute(async (trx) => {
+    const summary = await this.deps.db.transaction().execute(async (trx) => {
       const store = new OAuthAppStore(trx)
       const app = await store.get(tenantId, id)
       if (!app) throw new AppError('oauth_app_not_found', `No OAuth app ${id}.`)
+      const revoked = toSummary({ ...app, revoked_at: app.revoked_at ?? now }, [])
       if (await store.revoke(tenantId, id, now)) {
         await this.deps.audit.record(trx, tenantId, actor, {
           action: 'oauth_app.revoked',
           target: { type: 'oauth_app', id },
           details: { name: app.name, clientId: app.client_id },
         })
+        await this.deps.outbox.emit(trx, tenantId, [{ type: 'oauth_app.revoked', data: revoked }])
       }
-      return toSummary({ ...app, revoked_at: app.revoked_at ?? now }, [])
+      return revoked
     })
+    this.deps.outbox.committed()
+    return summary
   }
 
   /**

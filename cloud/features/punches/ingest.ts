@@ -7,6 +7,7 @@ import type { RunInTransaction } from '../../db/group-commit.js'
 import type { Database } from '../../db/schema.js'
 import { EmployeeStore } from '../employees/store.js'
 import type { TenantContext } from '../tenants/tenant-context.js'
+import type { WebhookOutbox } from '../webhooks/outbox.js'
 import { punchFingerprint } from './punch-fingerprint.js'
 import { type PunchRow, PunchStore } from './store.js'
 
@@ -55,7 +56,7 @@ function externalIdReused(externalId: string): AppError {
  * and only when something is inserted. The punch log is append-only: nothing here updates a punch.
  */
 export async function ingestPunches(
-  { db, transact }: { db: Kysely<Database>; transact: RunInTransaction },
+  { db, transact, outbox }: { db: Kysely<Database>; transact: RunInTransaction; outbox: WebhookOutbox },
   tenant: TenantContext,
   now: number,
   inputs: readonly IngestInput[],
@@ -167,7 +168,7 @@ export async function ingestPunches(
   // 4. Insert, with whatever the caller must record with it, in one transaction. A punch whose
   //    externalId is already stored is not inserted; it is a duplicate of the stored one. Trying the
   //    insert first spares new punches, the common case, a lookup.
-  return transact(async (trx) => {
+  const stored = await transact(async (trx) => {
     const inserted = await new PunchStore(trx).insertMany(
       tenant.id,
       rows.map((r) => r.row),
@@ -189,8 +190,18 @@ export async function ingestPunches(
     }
     const final = withFollowers(done, followers)
     await onCommit(trx, final)
+    // The attendance.punch.created events, in the punches' own transaction (the outbox, issue 5).
+    await outbox.emit(
+      trx,
+      tenant.id,
+      final.flatMap((o) =>
+        o.status === 'created' ? [{ type: 'attendance.punch.created' as const, data: o.punch }] : [],
+      ),
+    )
     return final
   })
+  outbox.committed()
+  return stored
 }
 
 /** Adds each follower's outcome (a duplicate of what its first became, or the same rejection), in index order. */

@@ -21,6 +21,7 @@ import {
   type StoredResponse,
 } from '../idempotency/service.js'
 import type { TenantContext } from '../tenants/tenant-context.js'
+import type { WebhookOutbox } from '../webhooks/outbox.js'
 import { type IngestInput, ingestPunches, type Outcome, toPunch } from './ingest.js'
 import { PunchStore } from './store.js'
 
@@ -76,6 +77,7 @@ export class PunchService {
     private readonly deps: {
       db: Kysely<Database>
       transact: RunInTransaction
+      outbox: WebhookOutbox
       idempotency: IdempotencyService
       now: () => number
     },

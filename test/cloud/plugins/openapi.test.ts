@@ -58,12 +58,89 @@ describe('OpenAPI document', () => {
   })
 
   it('documents nothing under the public API that is not a route', () => {
-    const served = new Set(publicRoutes.map((r) => `${r.method.toLowerCase()} ${openApiPath(r.url)}`))
+    const open = cloud.app.routeTable.filter((r) => r.anonymous && r.method !== 'HEAD')
+    const served = new Set(
+      [...publicRoutes, ...open].map((r) => `${r.method.toLowerCase()} ${openApiPath(r.url)}`),
+    )
     for (const [path, methods] of Object.entries(spec.paths)) {
       if (!path.startsWith('/api/public/')) continue
       for (const method of Object.keys(methods))
         expect(served, `${method} ${path}`).toContain(`${method} ${path}`)
     }
+  })
+
+  it('documents the open event catalog as needing no credential', () => {
+    const open = cloud.app.routeTable.filter((r) => r.anonymous && r.method !== 'HEAD')
+    expect(open.map((r) => r.url)).toEqual(['/api/public/v1/webhook-event-types'])
+    for (const route of open) expect(operation(route)?.security).toEqual([])
+  })
+
+  it('documents every administration route, with the admin token or the session cookie, and its problems', () => {
+    const consoleRoutes = cloud.app.routeTable.filter((r) => r.access !== undefined && r.method !== 'HEAD')
+    expect(consoleRoutes.length).toBeGreaterThanOrEqual(13)
+    expect(spec.components.securitySchemes.adminToken).toMatchObject({ type: 'http', scheme: 'bearer' })
+    expect(spec.components.securitySchemes.consoleSession).toMatchObject({
+      type: 'apiKey',
+      in: 'cookie',
+      name: 'hajri_session',
+    })
+    expect(spec.components.securitySchemes.csrfToken).toMatchObject({
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-CSRF-Token',
+    })
+    for (const route of consoleRoutes) {
+      const label = `${route.method} ${route.url}`
+      expect(route.url.startsWith('/api/console/v1/'), label).toBe(true)
+      // Issue 6: a session changes something only with its CSRF token.
+      const session = route.method === 'GET' ? { consoleSession: [] } : { consoleSession: [], csrfToken: [] }
+      expect(operation(route)?.security, label).toEqual([{ adminToken: [] }, session])
+      for (const status of ['400', '401', '403', '404', '429']) {
+        expect(
+          operation(route)?.responses[status]?.content?.[PROBLEM_CONTENT_TYPE],
+          `${label} ${status}`,
+        ).toBeDefined()
+      }
+    }
+    // Nothing documented under the administration prefix that is not a route.
+    const sessionRoutes = cloud.app.routeTable.filter((r) => r.url.startsWith('/api/console/v1/session'))
+    const served = new Set(
+      [...consoleRoutes, ...sessionRoutes].map((r) => `${r.method.toLowerCase()} ${openApiPath(r.url)}`),
+    )
+    for (const [path, methods] of Object.entries(spec.paths)) {
+      if (!path.startsWith('/api/console/')) continue
+      for (const method of Object.keys(methods))
+        expect(served, `${method} ${path}`).toContain(`${method} ${path}`)
+    }
+  })
+
+  it('documents the console session routes: sign-in open, the rest with the cookie (and the CSRF token to change)', () => {
+    const op = (method: string, path: string) => spec.paths[path]?.[method]
+    expect(op('post', '/api/console/v1/session')?.security).toEqual([])
+    expect(op('get', '/api/console/v1/session')?.security).toEqual([{ consoleSession: [] }])
+    expect(op('delete', '/api/console/v1/session')?.security).toEqual([{ consoleSession: [], csrfToken: [] }])
+    expect(op('post', '/api/console/v1/session/password')?.security).toEqual([
+      { consoleSession: [], csrfToken: [] },
+    ])
+    for (const [method, path] of [
+      ['post', '/api/console/v1/session'],
+      ['get', '/api/console/v1/session'],
+      ['delete', '/api/console/v1/session'],
+      ['post', '/api/console/v1/session/password'],
+    ] as const) {
+      for (const status of ['401', '403', '429'])
+        expect(
+          op(method, path)?.responses[status]?.content?.[PROBLEM_CONTENT_TYPE],
+          `${method} ${path} ${status}`,
+        ).toBeDefined()
+    }
+    const signIn = op('post', '/api/console/v1/session')
+    expect(
+      Object.keys(signIn?.requestBody?.content['application/json']?.schema.properties ?? {}).sort(),
+    ).toEqual(['email', 'password'])
+    expect(
+      Object.keys(signIn?.responses['200']?.content?.['application/json']?.schema?.properties ?? {}).sort(),
+    ).toEqual(['csrfToken', 'tenant', 'user'])
   })
 
   it('gives each public operation its scope, for an API key or an OAuth token', () => {

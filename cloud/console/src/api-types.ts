@@ -1,0 +1,66 @@
+/**
+ * The shapes the console reads from the administration API. Where the server's schemas live in
+ * shared/, their types are used as they are (type-only: nothing of TypeBox reaches the bundle).
+ */
+import type { Static } from '@sinclair/typebox'
+import type { AuditAction, AuditEntry } from '../../../shared/audit.js'
+import type {
+  ConsoleRole,
+  ConsoleSession,
+  ConsoleUser,
+  InvitedConsoleUser,
+} from '../../../shared/console-auth.js'
+import type {
+  CreatedApiKeySchema,
+  CreatedOAuthAppSchema,
+  RotatedClientSecretSchema,
+} from '../../../shared/console-credentials.js'
+import type { EmployeeImportLine, EmployeeImportReport } from '../../../shared/console-employees.js'
+import type { ApiKeySummary, OAuthAppSummary } from '../../../shared/credentials.js'
+import type { DeliveriesPerDay, PunchesPerHour } from '../../../shared/dashboard.js'
+import type { Employee, EmployeeStatus } from '../../../shared/employee.js'
+import type { Scope } from '../../../shared/scopes.js'
+import type {
+  DeliveryStatus,
+  WebhookDelivery,
+  WebhookDeliveryDetail,
+  WebhookEndpoint,
+} from '../../../shared/webhooks.js'
+
+export type {
+  ApiKeySummary,
+  AuditAction,
+  AuditEntry,
+  DeliveryStatus,
+  Employee,
+  EmployeeStatus,
+  OAuthAppSummary,
+  Scope,
+  WebhookDelivery,
+  WebhookDeliveryDetail,
+  WebhookEndpoint,
+}
+
+/** DESIGN.md §2: every list. */
+export interface Page<T> {
+  data: T[]
+  nextCursor: string | null
+}
+
+export type Role = ConsoleRole
+export type { ConsoleUser }
+export type Session = ConsoleSession
+export type InvitedUser = InvitedConsoleUser
+
+export type CreatedApiKey = Static<typeof CreatedApiKeySchema>
+export type CreatedOAuthApp = Static<typeof CreatedOAuthAppSchema>
+export type RotatedClientSecret = Static<typeof RotatedClientSecretSchema>
+export type ImportReport = EmployeeImportReport
+export type ImportLine = EmployeeImportLine
+export type HourCount = PunchesPerHour['data'][number]
+export type DayDeliveries = DeliveriesPerDay['data'][number]
+
+export interface EventType {
+  type: string
+  description: string
+}

@@ -1,0 +1,10 @@
+import type { Scope } from './api-types.js'
+
+/** DESIGN.md §2: what each scope lets a key or app do. */
+export const SCOPE_TEXT: Record<Scope, string> = {
+  'employees:read': 'Read the employee directory',
+  'attendance:read': 'Read punches',
+  'attendance:write': 'Send punches (site agents, devices)',
+}
+
+export const SCOPES = Object.keys(SCOPE_TEXT) as Scope[]

@@ -1,0 +1,28 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { AuditListQuerySchema, AuditPageSchema } from '../../../shared/audit.js'
+import type { AuditService } from './service.js'
+
+const TAGS = ['Audit log']
+
+/** The tenant's audit log (DESIGN.md §3, issue 6), under /api/console/v1. Read-only, like the log. */
+export const auditConsoleRoutes: FastifyPluginAsyncTypebox<{ audit: AuditService }> = async (
+  app,
+  { audit },
+) => {
+  app.get(
+    '/audit',
+    {
+      config: { access: 'read' },
+      schema: {
+        tags: TAGS,
+        summary: 'List audit entries, newest first',
+        description:
+          'Filters combine. One object’s history: `targetId` (an OAuth app’s: `targetId=app_...`; the ' +
+          'tokens it obtained: `actor=oauth_app:app_...`). `from` is inclusive, `to` exclusive.',
+        querystring: AuditListQuerySchema,
+        response: { 200: AuditPageSchema },
+      },
+    },
+    async (request) => audit.list(request.console.tenant.id, request.query),
+  )
+}

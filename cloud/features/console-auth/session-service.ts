@@ -1,0 +1,252 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto'
+import type { Kysely } from 'kysely'
+import type {
+  ConsoleRole,
+  ConsoleSession,
+  PasswordChangeInput,
+  SignInInput,
+} from '../../../shared/console-auth.js'
+import { AppError } from '../../app-error.js'
+import type { Database } from '../../db/schema.js'
+import type { Actor, AuditService } from '../audit/service.js'
+import {
+  generateSecret,
+  hashSecret,
+  isWellFormedSecret,
+  type SecretKind,
+} from '../credentials/secret-format.js'
+import type { ConsoleContext } from './console-context.js'
+import { type ConsoleUserFields, consoleUserView, normalizeEmail } from './console-user-view.js'
+import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from './password.js'
+import { ConsoleSessionStore, type SessionWithUser } from './session-store.js'
+import { SignInThrottle } from './sign-in-throttle.js'
+import { ConsoleUserStore } from './store.js'
+
+/** `hjw_`: the web console's session cookie. ≈ 238 bits, like the other bearer secrets. */
+export const CONSOLE_SESSION: SecretKind = { prefix: 'hjw_', randomLength: 40 }
+
+/**
+ * Issue 6 leaves the expiry to us. The console mints credentials to a tenant's data, and it is often
+ * opened on a shared office computer: a session ends after 2 hours without a request, and 12 hours
+ * (a working day) after sign-in however busy (OWASP Session Management Cheat Sheet, "Session Expiration").
+ */
+export const SESSION_IDLE_SECONDS = 2 * 3600
+export const SESSION_LIFETIME_SECONDS = 12 * 3600
+
+const SECOND = 1_000_000
+/** The idle clock is moved on at most once a minute: one write a minute, not one per request. */
+const TOUCH_AFTER = 60 * SECOND
+
+/** A request's valid session, with its user and tenant as they are now (a role change shows at once). */
+export interface AuthenticatedSession {
+  tokenHash: string
+  csrfToken: string
+  user: ConsoleUserFields
+  tenant: { id: string; name: string; timeZone: string; backfillDays: number }
+  context: ConsoleContext
+}
+
+export function consoleUserActor(userId: string, ip: string | null): Actor {
+  return { name: `console_user:${userId}`, ip }
+}
+
+function toAuthenticated(row: SessionWithUser, ip: string | null): AuthenticatedSession {
+  const tenant = {
+    id: row.tenant_id,
+    name: row.tenant_name,
+    timeZone: row.time_zone,
+    backfillDays: row.backfill_days,
+  }
+  const user: ConsoleUserFields = {
+    id: row.user_id,
+    email: row.email,
+    role: row.role,
+    must_change_password: row.must_change_password,
+    created_at: row.user_created_at,
+    last_sign_in_at: row.last_sign_in_at,
+  }
+  return {
+    tokenHash: row.token_hash,
+    csrfToken: row.csrf_token,
+    user,
+    tenant,
+    context: {
+      tenant: { id: tenant.id, timeZone: tenant.timeZone, backfillDays: tenant.backfillDays },
+      role: row.role as ConsoleRole,
+      actor: consoleUserActor(row.user_id, ip),
+      rateLimitKey: row.user_id,
+      user: { id: row.user_id, email: row.email, mustChangePassword: row.must_change_password === 1 },
+    },
+  }
+}
+
+const invalid = (pointer: string, message: string) =>
+  new AppError('validation_failed', 'One or more fields are not valid; see errors.', {
+    errors: [{ in: 'body', pointer, message }],
+  })
+
+/**
+ * Console sign-in (issue 6): email and password in, an opaque session out. The cookie carries the
+ * session's secret; the database keeps its SHA-256, so a copy of the database signs no one in.
+ */
+export class ConsoleSessionService {
+  private readonly throttle: SignInThrottle
+
+  constructor(private readonly deps: { db: Kysely<Database>; audit: AuditService; now: () => number }) {
+    this.throttle = new SignInThrottle(deps)
+  }
+
+  /**
+   * Checks the password and opens a session. An unknown email and a wrong password get the same
+   * answer after the same work (one scrypt): neither says which emails exist. A session secret the
+   * browser still held is ended, so a sign-in never carries an earlier session on (session fixation).
+   */
+  async signIn(
+    input: SignInInput,
+    ip: string | null,
+    previousSecret?: string,
+  ): Promise<{ secret: string; session: AuthenticatedSession }> {
+    const email = normalizeEmail(input.email)
+    const attempt = { email, ip }
+    const { lastAllowed } = await this.throttle.admit(attempt)
+    const { db, audit } = this.deps
+    const user = await new ConsoleUserStore(db).findByEmailForSignIn(email)
+    const matches = await verifyPassword(input.password, user?.password_hash ?? DUMMY_PASSWORD_HASH)
+    if (!user || !matches) {
+      if (user) {
+        // Only a user's own tenant hears of attempts on them; the password itself is never recorded.
+        await audit.record(
+          db,
+          user.tenant_id,
+          { name: 'anonymous', ip },
+          {
+            action: 'console_user.sign_in_failed',
+            target: { type: 'console_user', id: user.id },
+            details: { email, locked: lastAllowed },
+          },
+        )
+      }
+      throw new AppError('invalid_credentials', 'The email or password is wrong.')
+    }
+
+    const now = this.deps.now()
+    const secret = generateSecret(CONSOLE_SESSION)
+    const tokenHash = hashSecret(secret)
+    await db.transaction().execute(async (trx) => {
+      const sessions = new ConsoleSessionStore(trx)
+      if (previousSecret !== undefined && isWellFormedSecret(CONSOLE_SESSION, previousSecret))
+        await sessions.delete(hashSecret(previousSecret))
+      await sessions.insert({
+        token_hash: tokenHash,
+        tenant_id: user.tenant_id,
+        user_id: user.id,
+        csrf_token: randomBytes(32).toString('base64url'),
+        ip,
+        created_at: now,
+        last_seen_at: now,
+        expires_at: now + SESSION_LIFETIME_SECONDS * SECOND,
+      })
+      await new ConsoleUserStore(trx).setLastSignIn(user.tenant_id, user.id, now)
+      await this.throttle.succeeded(attempt, trx)
+      await audit.record(trx, user.tenant_id, consoleUserActor(user.id, ip), {
+        action: 'console_user.signed_in',
+        target: { type: 'console_user', id: user.id },
+        details: { email },
+      })
+    })
+    const session = await this.authenticate(secret, ip)
+    if (!session) throw new Error('a session just opened was not found')
+    return { secret, session }
+  }
+
+  /** The live session a cookie names, or undefined (unknown, ended, idle too long, or past its lifetime). */
+  async authenticate(secret: string, ip: string | null): Promise<AuthenticatedSession | undefined> {
+    if (!isWellFormedSecret(CONSOLE_SESSION, secret)) return undefined
+    const tokenHash = hashSecret(secret)
+    const store = new ConsoleSessionStore(this.deps.db)
+    const row = await store.findByHashForAuthentication(tokenHash)
+    if (!row) return undefined
+    const now = this.deps.now()
+    if (row.expires_at <= now || row.last_seen_at + SESSION_IDLE_SECONDS * SECOND <= now) {
+      await store.delete(tokenHash)
+      return undefined
+    }
+    if (now - row.last_seen_at >= TOUCH_AFTER) await store.touch(tokenHash, now)
+    return toAuthenticated(row, ip)
+  }
+
+  /** Whether a request's X-CSRF-Token is its session's (compared in constant time). */
+  csrfMatches(session: AuthenticatedSession, presented: string | undefined): boolean {
+    if (presented === undefined) return false
+    const expected = Buffer.from(session.csrfToken)
+    const given = Buffer.from(presented)
+    return given.length === expected.length && timingSafeEqual(given, expected)
+  }
+
+  /** The API's view of a session: who is signed in, to which tenant, and the CSRF token. */
+  describe(session: AuthenticatedSession): ConsoleSession {
+    return {
+      user: consoleUserView(session.user),
+      tenant: { id: session.tenant.id, name: session.tenant.name, timeZone: session.tenant.timeZone },
+      csrfToken: session.csrfToken,
+    }
+  }
+
+  /** Ends the session server-side: its cookie signs no one in again, even if replayed. */
+  async signOut(session: AuthenticatedSession): Promise<void> {
+    await this.deps.db.transaction().execute(async (trx) => {
+      if (await new ConsoleSessionStore(trx).delete(session.tokenHash)) {
+        await this.deps.audit.record(trx, session.tenant.id, session.context.actor, {
+          action: 'console_user.signed_out',
+          target: { type: 'console_user', id: session.user.id },
+        })
+      }
+    })
+  }
+
+  /**
+   * Replaces the password, clears "must change password", and ends the user's other sessions (one may
+   * be an attacker's who knew the old password). Guesses at the current password count towards the
+   * email's lockout like failed sign-ins: a stolen session must not become a password oracle.
+   */
+  async changePassword(session: AuthenticatedSession, input: PasswordChangeInput): Promise<void> {
+    const current = input.currentPassword.normalize('NFKC')
+    const next = input.newPassword.normalize('NFKC')
+    if (next === current) throw invalid('#/newPassword', 'must differ from the current password')
+    if (normalizeEmail(next) === session.user.email) throw invalid('#/newPassword', 'must not be your email')
+
+    const { db, audit } = this.deps
+    const tenantId = session.tenant.id
+    const attempt = { email: session.user.email, ip: null }
+    await this.throttle.admit(attempt)
+    const user = await new ConsoleUserStore(db).get(tenantId, session.user.id)
+    if (!user) throw new AppError('session_expired', 'Your console user was removed.')
+    if (!(await verifyPassword(current, user.password_hash)))
+      throw new AppError(
+        'current_password_incorrect',
+        'The current password is wrong; the password is unchanged.',
+      )
+
+    const passwordHash = await hashPassword(next)
+    await db.transaction().execute(async (trx) => {
+      await new ConsoleUserStore(trx).setPassword(tenantId, user.id, passwordHash, false)
+      const ended = await new ConsoleSessionStore(trx).deleteForUser(tenantId, user.id, session.tokenHash)
+      await this.throttle.succeeded(attempt, trx)
+      await audit.record(trx, tenantId, session.context.actor, {
+        action: 'console_user.password_changed',
+        target: { type: 'console_user', id: user.id },
+        details: { otherSessionsEnded: ended },
+      })
+    })
+  }
+
+  /** Drops sessions past their expiry and lockout counters past their window (hourly, off the request path). */
+  async purgeExpired(): Promise<number> {
+    const now = this.deps.now()
+    const sessions = await new ConsoleSessionStore(this.deps.db).deleteExpired(
+      now,
+      now - SESSION_IDLE_SECONDS * SECOND,
+    )
+    return sessions + (await this.throttle.purgeExpired())
+  }
+}

@@ -1,0 +1,72 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import {
+  ConsoleUserInviteSchema,
+  ConsoleUserListQuerySchema,
+  ConsoleUserPageSchema,
+  ConsoleUserParamsSchema,
+  InvitedConsoleUserSchema,
+} from '../../../shared/console-auth.js'
+import type { ConsoleUserService } from './user-service.js'
+
+const TAGS = ['Console users']
+
+/** A tenant's console users (issue 6), under /api/console/v1: owners and admins invite and remove them. */
+export const consoleUserRoutes: FastifyPluginAsyncTypebox<{ users: ConsoleUserService }> = async (
+  app,
+  { users },
+) => {
+  app.get(
+    '/users',
+    {
+      config: { access: 'read' },
+      schema: {
+        tags: TAGS,
+        summary: 'List console users',
+        querystring: ConsoleUserListQuerySchema,
+        response: { 200: ConsoleUserPageSchema },
+      },
+    },
+    async (request) => users.list(request.console.tenant.id, request.query),
+  )
+
+  app.post(
+    '/users',
+    {
+      config: { access: 'write' },
+      schema: {
+        tags: TAGS,
+        summary: 'Invite a console user',
+        description:
+          'Answers a one-time password, shown once, to pass on to the user: they must choose their own at the ' +
+          'first sign-in. Only an owner may invite an owner.',
+        body: ConsoleUserInviteSchema,
+        response: { 201: InvitedConsoleUserSchema },
+      },
+    },
+    async (request, reply) => {
+      const invited = await users.invite(request.console.tenant.id, request.body, request.console)
+      // The one-time password must not stay in any cache.
+      return reply.code(201).header('cache-control', 'no-store').send(invited)
+    },
+  )
+
+  app.delete(
+    '/users/:userId',
+    {
+      config: { access: 'write' },
+      schema: {
+        tags: TAGS,
+        summary: 'Remove a console user',
+        description:
+          'Their sessions end at once. Only an owner may remove an owner, and never the last one (409 `last_owner`).',
+        params: ConsoleUserParamsSchema,
+        response: { 204: Type.Null() },
+      },
+    },
+    async (request, reply) => {
+      await users.remove(request.console.tenant.id, request.params.userId, request.console)
+      return reply.code(204).send(null)
+    },
+  )
+}

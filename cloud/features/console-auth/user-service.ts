@@ -1,0 +1,146 @@
+import type { Kysely } from 'kysely'
+import type {
+  ConsoleRole,
+  ConsoleUser,
+  ConsoleUserInvite,
+  ConsoleUserListQuery,
+  InvitedConsoleUser,
+} from '../../../shared/console-auth.js'
+import { newId } from '../../../shared/ids.js'
+import { DEFAULT_PAGE_LIMIT } from '../../../shared/pagination.js'
+import { AppError } from '../../app-error.js'
+import { decodeCursor, encodeCursor } from '../../cursor.js'
+import type { Database } from '../../db/schema.js'
+import { isUniqueViolation } from '../../db/unique-violation.js'
+import type { Actor, AuditService } from '../audit/service.js'
+import { consoleUserView, normalizeEmail } from './console-user-view.js'
+import { generatePassword, hashPassword } from './password.js'
+import { ConsoleSessionStore } from './session-store.js'
+import { SignInThrottle } from './sign-in-throttle.js'
+import { ConsoleUserStore } from './store.js'
+
+/** Who asks: their role decides whom they may invite or remove. */
+export interface ConsoleCaller {
+  role: ConsoleRole
+  actor: Actor
+}
+
+const USER_ID = /^usr_[0-9A-HJKMNP-TV-Z]{26}$/
+
+/**
+ * Issue 6: "admins can invite and remove users". Owners manage everyone; admins (and admin tokens,
+ * which act as admins) manage admins and viewers but never an owner, so an admin cannot take a
+ * tenant from its owners; viewers manage no one. A tenant always keeps at least one owner.
+ */
+function assertMayManage(caller: ConsoleCaller, role: string, doing: string): void {
+  if (caller.role === 'viewer')
+    throw new AppError('insufficient_role', 'A viewer can read but not change anything.')
+  if (role === 'owner' && caller.role !== 'owner')
+    throw new AppError('insufficient_role', `Only an owner can ${doing} an owner.`)
+}
+
+export class ConsoleUserService {
+  constructor(private readonly deps: { db: Kysely<Database>; audit: AuditService; now: () => number }) {}
+
+  /** In the order they were created. */
+  async list(
+    tenantId: string,
+    query: ConsoleUserListQuery,
+  ): Promise<{ data: ConsoleUser[]; nextCursor: string | null }> {
+    const limit = query.limit ?? DEFAULT_PAGE_LIMIT
+    const afterId =
+      query.cursor === undefined
+        ? undefined
+        : decodeCursor(query.cursor, (v) => (typeof v.u === 'string' && USER_ID.test(v.u) ? v.u : undefined))
+    const rows = await new ConsoleUserStore(this.deps.db).list(tenantId, { afterId, limit: limit + 1 })
+    const page = rows.slice(0, limit)
+    const last = page.at(-1)
+    return {
+      data: page.map(consoleUserView),
+      nextCursor: rows.length > limit && last ? encodeCursor({ u: last.id }) : null,
+    }
+  }
+
+  /** A new user with a one-time password, shown once: they choose their own at the first sign-in. */
+  async invite(
+    tenantId: string,
+    input: ConsoleUserInvite,
+    caller: ConsoleCaller,
+  ): Promise<InvitedConsoleUser> {
+    assertMayManage(caller, input.role, 'invite')
+    const email = normalizeEmail(input.email)
+    const temporaryPassword = generatePassword()
+    const passwordHash = await hashPassword(temporaryPassword)
+    const now = this.deps.now()
+    const row = {
+      id: newId('consoleUser'),
+      email,
+      password_hash: passwordHash,
+      role: input.role,
+      must_change_password: 1,
+      created_at: now,
+    }
+    try {
+      await this.deps.db.transaction().execute(async (trx) => {
+        await new ConsoleUserStore(trx).insert(tenantId, row)
+        await this.deps.audit.record(trx, tenantId, caller.actor, {
+          action: 'console_user.invited',
+          target: { type: 'console_user', id: row.id },
+          details: { email, role: input.role },
+        })
+      })
+    } catch (err) {
+      // Emails are unique across tenants: sign-in is by email alone.
+      if (isUniqueViolation(err))
+        throw new AppError('console_user_exists', `A console user with email ${email} already exists.`)
+      throw err
+    }
+    return { user: consoleUserView({ ...row, last_sign_in_at: null }), temporaryPassword }
+  }
+
+  /** Removes a user and ends their sessions at once. Never the tenant's last owner. */
+  async remove(tenantId: string, userId: string, caller: ConsoleCaller): Promise<void> {
+    await this.deps.db.transaction().execute(async (trx) => {
+      const users = new ConsoleUserStore(trx)
+      await users.lockTenant(tenantId)
+      const user = await users.get(tenantId, userId)
+      if (!user) throw new AppError('console_user_not_found', `No console user ${userId}.`)
+      assertMayManage(caller, user.role, 'remove')
+      if (user.role === 'owner' && (await users.countOwners(tenantId)) <= 1)
+        throw new AppError('last_owner', 'This is the only owner: make another user an owner first.')
+      const sessions = await new ConsoleSessionStore(trx).deleteForUser(tenantId, userId)
+      await users.delete(tenantId, userId)
+      await this.deps.audit.record(trx, tenantId, caller.actor, {
+        action: 'console_user.removed',
+        target: { type: 'console_user', id: userId },
+        details: { email: user.email, role: user.role, sessionsEnded: sessions },
+      })
+    })
+  }
+
+  /**
+   * For an operator, when a user (perhaps the only owner) cannot sign in: a new one-time password,
+   * every session ended, and the email's lockout lifted. Found by email: that is what the user knows.
+   */
+  async resetPassword(tenantId: string, email: string, actor: Actor): Promise<InvitedConsoleUser> {
+    const normalized = normalizeEmail(email)
+    const temporaryPassword = generatePassword()
+    const passwordHash = await hashPassword(temporaryPassword)
+    const user = await this.deps.db.transaction().execute(async (trx) => {
+      const users = new ConsoleUserStore(trx)
+      const found = await users.getByEmail(tenantId, normalized)
+      if (!found)
+        throw new AppError('console_user_not_found', `No console user ${normalized} in tenant ${tenantId}.`)
+      await users.setPassword(tenantId, found.id, passwordHash, true)
+      const sessions = await new ConsoleSessionStore(trx).deleteForUser(tenantId, found.id)
+      await new SignInThrottle(this.deps).forgetEmail(normalized, trx)
+      await this.deps.audit.record(trx, tenantId, actor, {
+        action: 'console_user.password_reset',
+        target: { type: 'console_user', id: found.id },
+        details: { email: normalized, sessionsEnded: sessions },
+      })
+      return { ...found, password_hash: passwordHash, must_change_password: 1 }
+    })
+    return { user: consoleUserView(user), temporaryPassword }
+  }
+}

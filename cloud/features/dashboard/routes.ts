@@ -1,0 +1,50 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import {
+  DeliveriesPerDayQuerySchema,
+  DeliveriesPerDaySchema,
+  PunchesPerHourQuerySchema,
+  PunchesPerHourSchema,
+} from '../../../shared/dashboard.js'
+import type { DashboardService } from './service.js'
+
+const TAGS = ['Dashboard']
+
+/** The console's charts (issue 6), under /api/console/v1, told in the tenant's time zone. */
+export const dashboardRoutes: FastifyPluginAsyncTypebox<{ dashboard: DashboardService }> = async (
+  app,
+  { dashboard },
+) => {
+  app.get(
+    '/dashboard/punches-per-hour',
+    {
+      config: { access: 'read' },
+      schema: {
+        tags: TAGS,
+        summary: 'Punches per hour',
+        description:
+          'Punches by when they happened (`punchedAt`), per hour of the tenant’s clock, over the last ' +
+          '`hours` hours: every hour is listed, with 0 when it had none.',
+        querystring: PunchesPerHourQuerySchema,
+        response: { 200: PunchesPerHourSchema },
+      },
+    },
+    async (request) => dashboard.punchesPerHour(request.console.tenant, request.query.hours ?? 24),
+  )
+
+  app.get(
+    '/dashboard/webhook-deliveries',
+    {
+      config: { access: 'read' },
+      schema: {
+        tags: TAGS,
+        summary: 'Webhook delivery outcomes per day',
+        description:
+          'Deliveries created on each of the tenant’s last `days` days, by their status now: a success ' +
+          'rate per day is succeeded / (succeeded + exhausted).',
+        querystring: DeliveriesPerDayQuerySchema,
+        response: { 200: DeliveriesPerDaySchema },
+      },
+    },
+    async (request) => dashboard.deliveriesPerDay(request.console.tenant, request.query.days ?? 7),
+  )
+}

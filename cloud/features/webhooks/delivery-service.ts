@@ -1,0 +1,225 @@
+import type { Kysely } from 'kysely'
+import { DEFAULT_PAGE_LIMIT } from '../../../shared/pagination.js'
+import { formatServerTime, parseTimestamp } from '../../../shared/time.js'
+import { isWebhookEventType, type WebhookEventType } from '../../../shared/webhook-events.js'
+import {
+  DELIVERY_STATUSES,
+  type DeliveryListQuery,
+  type DeliveryStatus,
+  type WebhookDelivery,
+  type WebhookDeliveryDetail,
+} from '../../../shared/webhooks.js'
+import { AppError } from '../../app-error.js'
+import { assertSameFilter, decodeCursor, encodeCursor } from '../../cursor.js'
+import type { Database } from '../../db/schema.js'
+import type { Actor, AuditService } from '../audit/service.js'
+import { type DeliveryRow, DeliveryStore, type PayloadMeta } from './delivery-store.js'
+import { EndpointStore } from './endpoint-store.js'
+import type { WebhookOutbox } from './outbox.js'
+
+const DELIVERY_ID = /^dlv_[0-9A-HJKMNP-TV-Z]{26}$/
+const ENDPOINT_ID = /^whk_[0-9A-HJKMNP-TV-Z]{26}$/
+
+interface DeliveryFilter {
+  endpointId: string | undefined
+  status: DeliveryStatus | undefined
+  eventType: WebhookEventType | undefined
+  from: number | undefined
+  to: number | undefined
+}
+
+/** A cursor holds the filters it was made for (DESIGN.md §2) and the last delivery returned. */
+type DeliveryCursor = DeliveryFilter & { beforeId: string }
+
+// Every value is checked against what we put in, since a cursor's values reach SQL.
+function readCursor(v: Record<string, unknown>): { filter: DeliveryFilter; beforeId: string } | undefined {
+  const { endpointId, status, eventType, from, to, beforeId } = v
+  const optional = (x: unknown, ok: (x: unknown) => boolean) => x === undefined || ok(x)
+  if (typeof beforeId !== 'string' || !DELIVERY_ID.test(beforeId)) return undefined
+  if (!optional(endpointId, (x) => typeof x === 'string' && ENDPOINT_ID.test(x))) return undefined
+  if (!optional(status, (x) => (DELIVERY_STATUSES as readonly unknown[]).includes(x))) return undefined
+  if (!optional(eventType, (x) => typeof x === 'string' && isWebhookEventType(x))) return undefined
+  if (!optional(from, Number.isSafeInteger) || !optional(to, Number.isSafeInteger)) return undefined
+  return {
+    filter: {
+      endpointId: endpointId as string | undefined,
+      status: status as DeliveryStatus | undefined,
+      eventType: eventType as WebhookEventType | undefined,
+      from: from as number | undefined,
+      to: to as number | undefined,
+    },
+    beforeId,
+  }
+}
+
+const formatted = (us: number | null) => (us === null ? null : formatServerTime(us))
+
+/**
+ * A time filter, checked here too: the HTTP schema checks it before, but the CLI calls the service
+ * directly, and a time that did not parse must be refused, not dropped (the list would be unfiltered).
+ */
+function time(name: 'from' | 'to', text: string | undefined): number | undefined {
+  if (text === undefined) return undefined
+  const us = parseTimestamp(text)
+  if (us === undefined) {
+    throw new AppError('validation_failed', `${name}: must be an RFC 3339 time with an offset`, {
+      errors: [{ in: 'query', pointer: `#/${name}`, message: 'must be an RFC 3339 time with an offset' }],
+    })
+  }
+  return us
+}
+
+function toDelivery(row: DeliveryRow & PayloadMeta): WebhookDelivery {
+  return {
+    id: row.id,
+    endpointId: row.endpoint_id,
+    messageId: row.event_id,
+    eventType: row.event_type,
+    status: row.status as DeliveryStatus,
+    attempts: row.attempts,
+    nextAttemptAt: formatted(row.next_attempt_at),
+    lastAttemptAt: formatted(row.last_attempt_at),
+    payload: { size: row.body_bytes, sha256: row.body_sha256 },
+    createdAt: formatServerTime(row.created_at),
+  }
+}
+
+/** The delivery log (issue 5): read, filtered and paged; a delivery retried, an endpoint's failures replayed. */
+export class DeliveryService {
+  constructor(
+    private readonly deps: {
+      db: Kysely<Database>
+      audit: AuditService
+      outbox: WebhookOutbox
+      now: () => number
+    },
+  ) {}
+
+  async list(
+    tenantId: string,
+    query: DeliveryListQuery,
+  ): Promise<{ data: WebhookDelivery[]; nextCursor: string | null }> {
+    const limit = query.limit ?? DEFAULT_PAGE_LIMIT
+    let filter: DeliveryFilter = {
+      endpointId: query.endpointId,
+      status: query.status,
+      eventType: query.eventType,
+      from: time('from', query.from),
+      to: time('to', query.to),
+    }
+    let beforeId: string | undefined
+    if (query.cursor !== undefined) {
+      const cursor = decodeCursor(query.cursor, readCursor)
+      for (const name of Object.keys(cursor.filter) as (keyof DeliveryFilter)[]) {
+        assertSameFilter(name, filter[name], cursor.filter[name])
+      }
+      filter = cursor.filter
+      beforeId = cursor.beforeId
+    }
+    const rows = await new DeliveryStore(this.deps.db).list(tenantId, {
+      ...filter,
+      beforeId,
+      limit: limit + 1,
+    })
+    const page = rows.slice(0, limit)
+    const last = page.at(-1)
+    const nextCursor =
+      rows.length > limit && last
+        ? encodeCursor({ ...filter, beforeId: last.id } satisfies DeliveryCursor)
+        : null
+    return { data: page.map(toDelivery), nextCursor }
+  }
+
+  async show(tenantId: string, id: string): Promise<WebhookDeliveryDetail> {
+    const store = new DeliveryStore(this.deps.db)
+    const row = await store.get(tenantId, id)
+    if (!row) throw new AppError('webhook_delivery_not_found', `No delivery ${id}.`)
+    const attempts = await store.attempts(tenantId, id)
+    return {
+      ...toDelivery(row),
+      body: row.body,
+      attemptLog: attempts.map((a) => ({
+        number: a.number,
+        trigger: a.trigger as 'automatic' | 'manual',
+        at: formatServerTime(a.started_at),
+        durationMs: a.duration_ms,
+        responseStatus: a.response_status,
+        responseBody: a.response_body,
+        error: a.error,
+      })),
+    }
+  }
+
+  /** One more attempt of a failed or exhausted delivery, now, recorded as manual. */
+  async retry(tenantId: string, id: string, actor: Actor): Promise<WebhookDelivery> {
+    const now = this.deps.now()
+    const delivery = await this.deps.db.transaction().execute(async (trx) => {
+      const store = new DeliveryStore(trx)
+      const row = await store.get(tenantId, id)
+      if (!row) throw new AppError('webhook_delivery_not_found', `No delivery ${id}.`)
+      if (row.status !== 'failed' && row.status !== 'exhausted') {
+        throw new AppError(
+          'webhook_delivery_not_retryable',
+          `Delivery ${id} is ${row.status}: only a failed or exhausted delivery can be retried.`,
+        )
+      }
+      // Deliveries to a deleted endpoint are never attempted: a retry would be accepted and never made.
+      if (!(await new EndpointStore(trx).get(tenantId, row.endpoint_id))) {
+        throw new AppError(
+          'webhook_delivery_not_retryable',
+          `Delivery ${id} cannot be retried: its endpoint ${row.endpoint_id} was deleted.`,
+        )
+      }
+      if (!(await store.scheduleManualAttempt(tenantId, id, now))) {
+        throw new AppError(
+          'webhook_delivery_not_retryable',
+          `An attempt of delivery ${id} is in flight; retry it once that attempt has ended.`,
+        )
+      }
+      await this.deps.audit.record(trx, tenantId, actor, {
+        action: 'webhook_delivery.retried',
+        target: { type: 'webhook_delivery', id },
+        details: { endpointId: row.endpoint_id, messageId: row.event_id, previousStatus: row.status },
+      })
+      return toDelivery({ ...row, status: 'pending', next_attempt_at: now, next_trigger: 'manual' })
+    })
+    this.deps.outbox.committed()
+    return delivery
+  }
+
+  /** Every failed or exhausted delivery of an endpoint created since `since`, attempted again now. */
+  async replay(
+    tenantId: string,
+    endpointId: string,
+    sinceText: string,
+    actor: Actor,
+  ): Promise<{ replayed: number }> {
+    const since = parseTimestamp(sinceText)
+    if (since === undefined) {
+      throw new AppError('validation_failed', 'since: must be an RFC 3339 time with an offset', {
+        errors: [{ in: 'body', pointer: '#/since', message: 'must be an RFC 3339 time with an offset' }],
+      })
+    }
+    const now = this.deps.now()
+    const replayed = await this.deps.db.transaction().execute(async (trx) => {
+      if (!(await new EndpointStore(trx).get(tenantId, endpointId))) {
+        throw new AppError('webhook_endpoint_not_found', `No webhook endpoint ${endpointId}.`)
+      }
+      const store = new DeliveryStore(trx)
+      const failed = await store.failedSince(tenantId, endpointId, since)
+      // One with an attempt in flight is being tried already; its outcome would undo a replay.
+      let scheduled = 0
+      for (const row of failed) {
+        if (await store.scheduleManualAttempt(tenantId, row.id, now)) scheduled++
+      }
+      await this.deps.audit.record(trx, tenantId, actor, {
+        action: 'webhook_delivery.replayed',
+        target: { type: 'webhook_endpoint', id: endpointId },
+        details: { since: formatServerTime(since), deliveries: scheduled },
+      })
+      return scheduled
+    })
+    this.deps.outbox.committed()
+    return { replayed }
+  }
+}

@@ -1,0 +1,263 @@
+import type { Kysely, Transaction } from 'kysely'
+import type {
+  Database,
+  WebhookAttemptsTable,
+  WebhookDeliveriesTable,
+  WebhookEndpointsTable,
+  WebhookEventsTable,
+} from '../../db/schema.js'
+
+type Executor = Kysely<Database> | Transaction<Database>
+
+export type DeliveryRow = WebhookDeliveriesTable
+export type AttemptRow = WebhookAttemptsTable
+export type EventRow = WebhookEventsTable
+
+export type PayloadMeta = Pick<EventRow, 'body_bytes' | 'body_sha256'>
+
+export interface DeliveryListFilter {
+  endpointId?: string
+  status?: string
+  eventType?: string
+  from?: number
+  to?: number
+  /** Newest first: entries before this id. */
+  beforeId?: string
+  limit: number
+}
+
+/** A claimed delivery with what its attempt needs. */
+export interface DueDelivery {
+  delivery: DeliveryRow
+  url: string
+  body: string
+}
+
+/**
+ * Deliveries and their attempts. The dispatcher's queries (fan-out, claims) work across tenants:
+ * they are the service's housekeeping, not a tenant's request; everything an admin reads or changes
+ * is scoped by tenant.
+ */
+export class DeliveryStore {
+  constructor(private readonly db: Executor) {}
+
+  /** Events not yet fanned out to endpoints, oldest first; of one tenant, or of all. */
+  async unfannedEvents(limit: number, lock: boolean, tenantId?: string): Promise<EventRow[]> {
+    let q = this.db.selectFrom('webhook_events').selectAll().where('fanned_out', '=', 0)
+    if (tenantId !== undefined) q = q.where('tenant_id', '=', tenantId)
+    q = q.orderBy('id').limit(limit)
+    if (lock) q = q.forUpdate().skipLocked()
+    return q.execute()
+  }
+
+  /**
+   * Locks a tenant's events awaiting fan-out with a no-op update (which both databases accept, unlike
+   * FOR UPDATE), waiting for a dispatcher that holds some to finish with them. Made before any other
+   * write of its transaction, it cannot deadlock with the dispatcher's fan-out.
+   */
+  async lockUnfannedEvents(tenantId: string): Promise<void> {
+    await this.db
+      .updateTable('webhook_events')
+      .set((eb) => ({ fanned_out: eb.ref('fanned_out') }))
+      .where('tenant_id', '=', tenantId)
+      .where('fanned_out', '=', 0)
+      .execute()
+  }
+
+  async markFannedOut(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return
+    await this.db.updateTable('webhook_events').set({ fanned_out: 1 }).where('id', 'in', ids).execute()
+  }
+
+  /** A tenant's endpoints that are not deleted, which may take deliveries now or later. */
+  async subscribers(tenantId: string): Promise<Pick<WebhookEndpointsTable, 'id' | 'events' | 'status'>[]> {
+    return (
+      this.db
+        .selectFrom('webhook_endpoints')
+        .select(['id', 'events', 'status'])
+        .where('tenant_id', '=', tenantId)
+        .where('deleted_at', 'is', null)
+        // One order everywhere: two fan-outs of an event insert its deliveries in the same order.
+        .orderBy('id')
+        .execute()
+    )
+  }
+
+  async insertDeliveries(rows: readonly DeliveryRow[]): Promise<void> {
+    for (let i = 0; i < rows.length; i += 500) {
+      await this.db
+        .insertInto('webhook_deliveries')
+        .values(rows.slice(i, i + 500))
+        .onConflict((oc) => oc.columns(['event_id', 'endpoint_id']).doNothing())
+        .execute()
+    }
+  }
+
+  /**
+   * Deliveries whose attempt is due, to active endpoints, not claimed by a live dispatcher, oldest
+   * first. With `lock` (PostgreSQL) the rows are locked and rows locked by another instance are
+   * skipped (FOR UPDATE SKIP LOCKED), so two instances never take the same delivery. Endpoints in
+   * `skipEndpoints` (those with no free slot) are left out, so that their backlog cannot fill the
+   * page and hide every other endpoint's deliveries behind it.
+   */
+  async dueDeliveries(
+    now: number,
+    limit: number,
+    lock: boolean,
+    skipEndpoints: readonly string[] = [],
+  ): Promise<DeliveryRow[]> {
+    let q = this.db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+      .selectAll('d')
+      .where('d.status', 'in', ['pending', 'failed'])
+      .where('d.next_attempt_at', '<=', now)
+      .where((eb) => eb.or([eb('d.claimed_until', 'is', null), eb('d.claimed_until', '<', now)]))
+      .where('e.status', '=', 'active')
+      .where('e.deleted_at', 'is', null)
+    if (skipEndpoints.length > 0) q = q.where('d.endpoint_id', 'not in', skipEndpoints)
+    q = q.orderBy('d.next_attempt_at').orderBy('d.id').limit(limit)
+    if (lock) q = q.forUpdate('d').skipLocked()
+    return q.execute()
+  }
+
+  /** Claims each delivery until its own lease; one statement per distinct lease. */
+  async claim(leases: ReadonlyMap<string, number>): Promise<void> {
+    const byLease = new Map<number, string[]>()
+    for (const [id, until] of leases) byLease.set(until, [...(byLease.get(until) ?? []), id])
+    for (const [until, ids] of byLease) {
+      await this.db
+        .updateTable('webhook_deliveries')
+        .set({ claimed_until: until })
+        .where('id', 'in', ids)
+        .execute()
+    }
+  }
+
+  /** Drops every claim (SQLite at start: its one dispatcher is this process, so none is live). */
+  async releaseAllClaims(): Promise<void> {
+    await this.db
+      .updateTable('webhook_deliveries')
+      .set({ claimed_until: null })
+      .where('claimed_until', 'is not', null)
+      .execute()
+  }
+
+  async forAttempt(deliveryIds: readonly string[]): Promise<DueDelivery[]> {
+    if (deliveryIds.length === 0) return []
+    const rows = await this.db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+      .innerJoin('webhook_events as v', 'v.id', 'd.event_id')
+      .selectAll('d')
+      .select(['e.url as endpoint_url', 'v.body as event_body'])
+      .where('d.id', 'in', deliveryIds)
+      .execute()
+    return rows.map(({ endpoint_url, event_body, ...delivery }) => ({
+      delivery,
+      url: endpoint_url,
+      body: event_body,
+    }))
+  }
+
+  async insertAttempt(tenantId: string, row: Omit<AttemptRow, 'tenant_id'>): Promise<void> {
+    await this.db
+      .insertInto('webhook_attempts')
+      .values({ ...row, tenant_id: tenantId })
+      .execute()
+  }
+
+  async update(
+    tenantId: string,
+    id: string,
+    changes: Partial<
+      Pick<
+        DeliveryRow,
+        'status' | 'attempts' | 'next_attempt_at' | 'next_trigger' | 'last_attempt_at' | 'claimed_until'
+      >
+    >,
+    at: number,
+    /** Only while this claim holds: a dispatcher's write of its attempt's outcome. */
+    claimedUntil?: number,
+  ): Promise<boolean> {
+    let q = this.db
+      .updateTable('webhook_deliveries')
+      .set({ ...changes, updated_at: at })
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+    if (claimedUntil !== undefined) q = q.where('claimed_until', '=', claimedUntil)
+    const result = await q.executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  }
+
+  /**
+   * Makes a failed or exhausted delivery due now, for a manual attempt; false if it is not one, or if
+   * an attempt of it is in flight (a live claim): that attempt's outcome would overwrite the schedule,
+   * and the retry asked for would silently not happen. One conditional update, so a claim made
+   * meanwhile, by this dispatcher or another instance's, is seen.
+   */
+  async scheduleManualAttempt(tenantId: string, id: string, now: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('webhook_deliveries')
+      .set({ status: 'pending', next_attempt_at: now, next_trigger: 'manual', updated_at: now })
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .where('status', 'in', ['failed', 'exhausted'])
+      .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', now)]))
+      .executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  }
+
+  async list(tenantId: string, filter: DeliveryListFilter): Promise<(DeliveryRow & PayloadMeta)[]> {
+    let q = this.db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_events as v', 'v.id', 'd.event_id')
+      .selectAll('d')
+      .select(['v.body_bytes', 'v.body_sha256'])
+      .where('d.tenant_id', '=', tenantId)
+    if (filter.endpointId !== undefined) q = q.where('d.endpoint_id', '=', filter.endpointId)
+    if (filter.status !== undefined) q = q.where('d.status', '=', filter.status)
+    if (filter.eventType !== undefined) q = q.where('d.event_type', '=', filter.eventType)
+    if (filter.from !== undefined) q = q.where('d.created_at', '>=', filter.from)
+    if (filter.to !== undefined) q = q.where('d.created_at', '<', filter.to)
+    if (filter.beforeId !== undefined) q = q.where('d.id', '<', filter.beforeId)
+    return q.orderBy('d.id', 'desc').limit(filter.limit).execute()
+  }
+
+  async get(
+    tenantId: string,
+    id: string,
+  ): Promise<(DeliveryRow & PayloadMeta & { body: string }) | undefined> {
+    return this.db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_events as v', 'v.id', 'd.event_id')
+      .selectAll('d')
+      .select(['v.body', 'v.body_bytes', 'v.body_sha256'])
+      .where('d.tenant_id', '=', tenantId)
+      .where('d.id', '=', id)
+      .executeTakeFirst()
+  }
+
+  async attempts(tenantId: string, deliveryId: string): Promise<AttemptRow[]> {
+    return this.db
+      .selectFrom('webhook_attempts')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('delivery_id', '=', deliveryId)
+      .orderBy('number')
+      .execute()
+  }
+
+  /** Failed and exhausted deliveries of an endpoint created since `since`, for a replay. */
+  async failedSince(tenantId: string, endpointId: string, since: number): Promise<DeliveryRow[]> {
+    return this.db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('endpoint_id', '=', endpointId)
+      .where('status', 'in', ['failed', 'exhausted'])
+      .where('created_at', '>=', since)
+      .orderBy('id')
+      .execute()
+  }
+}

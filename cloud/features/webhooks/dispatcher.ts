@@ -1,0 +1,305 @@
+import type { Kysely } from 'kysely'
+import PQueue from 'p-queue'
+import type { LogFn } from 'pino'
+import type { Database } from '../../db/schema.js'
+import type { SecretBox } from '../../secret-box.js'
+import type { AuditService } from '../audit/service.js'
+import { AttemptRecorder } from './attempt-recorder.js'
+import { DeliveryStore, type DueDelivery } from './delivery-store.js'
+import { secretContext } from './endpoint-service.js'
+import { EndpointStore } from './endpoint-store.js'
+import { fanOutEvents } from './fan-out.js'
+import type { WebhookOutbox } from './outbox.js'
+import type { AttemptResult, WebhookSender } from './webhook-sender.js'
+import type { WebhookSettings } from './webhook-settings.js'
+
+/** How often an idle dispatcher looks for due retries and events from other instances. */
+const IDLE_POLL_MS = 250
+/** Deliveries of one endpoint a slot takes at once (see dispatchDue). */
+const RUN_LENGTH = 10
+const FAN_OUT_BATCH = 500
+
+export interface DispatcherOptions {
+  db: Kysely<Database>
+  /** PostgreSQL: claims lock rows (FOR UPDATE SKIP LOCKED) so instances share the work safely. */
+  dialect: 'sqlite' | 'postgres'
+  secretBox: () => SecretBox
+  outbox: WebhookOutbox
+  audit: AuditService
+  sender: Pick<WebhookSender, 'send'>
+  /**
+   * Resolves once every commit so far is on disk (SQLite's WAL fsync, DatabaseHandle.durable): no
+   * event is sent whose change a power cut could still undo.
+   */
+  durable?: () => Promise<void>
+  settings: WebhookSettings
+  log: { error: LogFn; warn: LogFn; debug: LogFn }
+  now: () => number
+  random?: () => number
+}
+
+/**
+ * The webhook dispatcher (issue 5, DESIGN.md §4). In a loop: fan new events out to the endpoints
+ * that want them (one delivery each), claim deliveries that are due, and attempt them through
+ * p-queue, bounded overall and per endpoint. The delivery rows are the queue: a claim is a lease
+ * (claimed_until), so the work of an instance that dies is taken over when its lease runs out, and
+ * re-sent with the same webhook-id. An attempt's outcome is written by the AttemptRecorder.
+ */
+export class WebhookDispatcher {
+  private readonly queue: PQueue
+  private readonly recorder: AttemptRecorder
+  private readonly inFlight = new Map<string, number>()
+  /** One per attempt in flight, to cut them short when stopping. */
+  private readonly aborts = new Set<AbortController>()
+  private running = false
+  private loop: Promise<void> | undefined
+  private waker: (() => void) | undefined
+  private woken = false
+
+  constructor(private readonly options: DispatcherOptions) {
+    this.queue = new PQueue({ concurrency: options.settings.concurrency })
+    this.recorder = new AttemptRecorder(options)
+    options.outbox.onWake(() => this.wake())
+  }
+
+  start(): void {
+    if (this.running) return
+    this.running = true
+    this.loop = this.run()
+  }
+
+  /**
+   * Stops taking work, lets attempts in flight finish for `graceMs`, then cuts the rest short. A cut
+   * attempt is not logged; its claim is dropped, so the next dispatcher sends it again, with the same
+   * webhook-id (the receiver may have had it: at-least-once, DESIGN.md §4).
+   */
+  async stop(graceMs = 5000): Promise<void> {
+    this.running = false
+    this.wake()
+    await this.loop
+    const timer = setTimeout(() => {
+      for (const abort of this.aborts) abort.abort()
+    }, graceMs)
+    await this.queue.onIdle()
+    clearTimeout(timer)
+  }
+
+  /** Look now rather than at the next poll: events were just committed, or a slot came free. */
+  wake(): void {
+    this.woken = true
+    this.waker?.()
+  }
+
+  private async run(): Promise<void> {
+    // SQLite has one dispatcher, this process: a claim left from before is from a process that died.
+    let claimsToRelease = this.options.dialect === 'sqlite'
+    while (this.running) {
+      this.woken = false
+      let busy = false
+      try {
+        if (claimsToRelease) {
+          await new DeliveryStore(this.options.db).releaseAllClaims()
+          claimsToRelease = false
+        }
+        // Round again at once only if there may be more: a full batch of events fanned out, or every
+        // free slot filled. Otherwise wait for a wake (events committed, a slot freed) or the poll.
+        busy = (await this.fanOut()) >= FAN_OUT_BATCH
+        busy = (await this.dispatchDue()) || busy
+      } catch (err) {
+        this.options.log.error({ err }, 'webhook dispatch round failed')
+      }
+      if (!busy && !this.woken && this.running) await this.idle()
+    }
+  }
+
+  private idle(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, IDLE_POLL_MS)
+      function done() {
+        clearTimeout(timer)
+        resolve()
+      }
+      this.waker = () => {
+        this.waker = undefined
+        done()
+      }
+    })
+  }
+
+  /** Makes deliveries of events not yet fanned out; returns how many events it took. */
+  private async fanOut(): Promise<number> {
+    const now = this.options.now()
+    return this.options.db
+      .transaction()
+      .execute((trx) =>
+        fanOutEvents(trx, { now, limit: FAN_OUT_BATCH, lock: this.options.dialect === 'postgres' }),
+      )
+  }
+
+  /**
+   * Claims due deliveries for the free slots and starts them; true if it filled them all. A slot
+   * takes a run: up to RUN_LENGTH due deliveries of one endpoint, oldest first, attempted one after
+   * another. One claim (and one wait for durability) then serves many attempts, so an endpoint with
+   * one attempt at a time still takes hundreds a second, and keeps its order.
+   */
+  private async dispatchDue(): Promise<boolean> {
+    const { settings } = this.options
+    const free = settings.concurrency - this.queue.pending - this.queue.size
+    if (free <= 0) return false
+    const now = this.options.now()
+    // An endpoint with every slot taken has nothing to gain from this round; were its deliveries
+    // read, a slow endpoint's backlog would fill the page and stall every other endpoint behind it.
+    const full = [...this.inFlight]
+      .filter(([, count]) => count >= settings.endpointConcurrency)
+      .map(([endpointId]) => endpointId)
+    const runs = await this.options.db.transaction().execute(async (trx) => {
+      const store = new DeliveryStore(trx)
+      const due = await store.dueDeliveries(now, free * RUN_LENGTH, this.options.dialect === 'postgres', full)
+      const planned = planRuns(due, free, (endpointId) => {
+        return settings.endpointConcurrency - (this.inFlight.get(endpointId) ?? 0)
+      })
+      // The k-th delivery of a run is reached after at most k attempts before it, each bounded by the
+      // timeout: its lease covers that, so a dead instance's first deliveries are taken over soonest.
+      const leases = new Map<string, number>()
+      for (const run of planned)
+        run.forEach((delivery, k) => {
+          leases.set(delivery.id, now + ((k + 1) * settings.timeoutSeconds + 60) * 1_000_000)
+        })
+      await store.claim(leases)
+      const loaded = new Map((await store.forAttempt([...leases.keys()])).map((d) => [d.delivery.id, d]))
+      return planned.map((run) =>
+        run.flatMap((d) => {
+          const due = loaded.get(d.id)
+          return due ? [{ ...due, lease: leases.get(d.id) as number }] : []
+        }),
+      )
+    })
+    // No event goes out whose change a power cut could still undo (SQLite: the WAL's fsync).
+    if (runs.length > 0) await this.options.durable?.()
+    for (const run of runs) {
+      const endpointId = run[0]?.delivery.endpoint_id
+      if (endpointId === undefined) continue
+      this.inFlight.set(endpointId, (this.inFlight.get(endpointId) ?? 0) + 1)
+      this.queue
+        .add(() => this.attemptRun(run))
+        .catch((err) => this.options.log.error({ err, endpointId }, 'webhook run failed'))
+        .finally(() => {
+          const left = (this.inFlight.get(endpointId) ?? 1) - 1
+          if (left > 0) this.inFlight.set(endpointId, left)
+          else this.inFlight.delete(endpointId)
+          this.wake()
+        })
+    }
+    return runs.length > 0 && runs.length >= free
+  }
+
+  /**
+   * Attempts a run's deliveries in order. It stops at the first failure (the endpoint is likely down:
+   * the rest would each wait out the timeout), when the endpoint stops being active, or when the
+   * dispatcher stops; the deliveries not attempted are released for the next round.
+   */
+  private async attemptRun(run: readonly ClaimedDelivery[]): Promise<void> {
+    let next = 0
+    try {
+      while (next < run.length && this.running) {
+        const due = run[next] as ClaimedDelivery
+        next++
+        const carryOn = await this.attempt(due)
+        if (!carryOn) break
+      }
+    } finally {
+      const store = new DeliveryStore(this.options.db)
+      for (const { delivery, lease } of run.slice(next)) {
+        await store.update(
+          delivery.tenant_id,
+          delivery.id,
+          { claimed_until: null },
+          this.options.now(),
+          lease,
+        )
+      }
+    }
+  }
+
+  /** Sends one claimed delivery and records the outcome; true if the run may go on. */
+  private async attempt({ delivery, url, body, lease }: ClaimedDelivery): Promise<boolean> {
+    const { now } = this.options
+    const secrets = (
+      await new EndpointStore(this.options.db).liveSecrets(delivery.tenant_id, delivery.endpoint_id, now())
+    ).map((s) => this.options.secretBox().open(s.sealed_secret, secretContext(delivery.endpoint_id)))
+    const startedAt = now()
+    const abort = new AbortController()
+    this.aborts.add(abort)
+    let result: AttemptResult
+    try {
+      result = await this.options.sender.send(url, delivery.event_id, body, secrets, abort.signal)
+    } finally {
+      this.aborts.delete(abort)
+    }
+    if (abort.signal.aborted) {
+      await new DeliveryStore(this.options.db).update(
+        delivery.tenant_id,
+        delivery.id,
+        { claimed_until: null },
+        now(),
+        lease,
+      )
+      return false
+    }
+    const outcome = await this.recorder.record(delivery, lease, result, startedAt, now())
+    if (!outcome.recorded) {
+      this.options.log.warn(
+        { deliveryId: delivery.id, endpointId: delivery.endpoint_id, status: result.status },
+        'webhook attempt outlived its claim; another dispatcher owns the delivery, outcome not recorded',
+      )
+      return false
+    }
+    const succeeded = result.status !== null && result.status >= 200 && result.status < 300
+    this.options.log.debug(
+      {
+        deliveryId: delivery.id,
+        endpointId: delivery.endpoint_id,
+        attempt: delivery.attempts + 1,
+        status: result.status,
+        error: result.error,
+      },
+      succeeded ? 'webhook delivered' : 'webhook attempt failed',
+    )
+    return succeeded && outcome.endpointActive
+  }
+}
+
+/** A claimed delivery with what its attempt needs, and the claim's lease. */
+interface ClaimedDelivery extends DueDelivery {
+  lease: number
+}
+
+/**
+ * Splits due deliveries (oldest first) into runs of one endpoint each: at most `slots` runs, at most
+ * `freeFor(endpoint)` runs per endpoint, RUN_LENGTH deliveries a run. Runs of one endpoint take its
+ * deliveries in turn, so with one slot per endpoint they are attempted in their order.
+ */
+export function planRuns<T extends { endpoint_id: string }>(
+  due: readonly T[],
+  slots: number,
+  freeFor: (endpointId: string) => number,
+): T[][] {
+  const runs: T[][] = []
+  const open = new Map<string, T[][]>()
+  for (const delivery of due) {
+    let endpointRuns = open.get(delivery.endpoint_id)
+    if (!endpointRuns) {
+      endpointRuns = []
+      open.set(delivery.endpoint_id, endpointRuns)
+    }
+    let run = endpointRuns.find((r) => r.length < RUN_LENGTH)
+    if (!run) {
+      if (runs.length >= slots || endpointRuns.length >= freeFor(delivery.endpoint_id)) continue
+      run = []
+      endpointRuns.push(run)
+      runs.push(run)
+    }
+    run.push(delivery)
+  }
+  return runs
+}

@@ -1,0 +1,87 @@
+import type { Kysely, Transaction } from 'kysely'
+import type { Database, WebhookEndpointsTable, WebhookSecretsTable } from '../../db/schema.js'
+
+type Executor = Kysely<Database> | Transaction<Database>
+
+export type EndpointRow = WebhookEndpointsTable
+export type EndpointSecretRow = WebhookSecretsTable
+
+export class EndpointStore {
+  constructor(private readonly db: Executor) {}
+
+  async insert(tenantId: string, row: Omit<EndpointRow, 'tenant_id'>): Promise<void> {
+    await this.db
+      .insertInto('webhook_endpoints')
+      .values({ ...row, tenant_id: tenantId })
+      .execute()
+  }
+
+  /** A live (not deleted) endpoint of the tenant. */
+  async get(tenantId: string, id: string): Promise<EndpointRow | undefined> {
+    return this.db
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst()
+  }
+
+  async list(tenantId: string): Promise<EndpointRow[]> {
+    return this.db
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('deleted_at', 'is', null)
+      .orderBy('id')
+      .execute()
+  }
+
+  async update(
+    tenantId: string,
+    id: string,
+    changes: Partial<
+      Pick<
+        EndpointRow,
+        'url' | 'description' | 'events' | 'status' | 'disabled_reason' | 'failing_since' | 'deleted_at'
+      >
+    >,
+    at: number,
+  ): Promise<void> {
+    await this.db
+      .updateTable('webhook_endpoints')
+      .set({ ...changes, updated_at: at })
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .execute()
+  }
+
+  async insertSecret(tenantId: string, row: Omit<EndpointSecretRow, 'tenant_id'>): Promise<void> {
+    await this.db
+      .insertInto('webhook_secrets')
+      .values({ ...row, tenant_id: tenantId })
+      .execute()
+  }
+
+  /** The secrets deliveries are signed with at `now`: the current one, and rotated ones in their grace. */
+  async liveSecrets(tenantId: string, endpointId: string, now: number): Promise<EndpointSecretRow[]> {
+    return this.db
+      .selectFrom('webhook_secrets')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('endpoint_id', '=', endpointId)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+      .orderBy('id')
+      .execute()
+  }
+
+  async expireSecrets(tenantId: string, endpointId: string, until: number): Promise<void> {
+    await this.db
+      .updateTable('webhook_secrets')
+      .set({ expires_at: until })
+      .where('tenant_id', '=', tenantId)
+      .where('endpoint_id', '=', endpointId)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', until)]))
+      .execute()
+  }
+}

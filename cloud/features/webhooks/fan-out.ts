@@ -1,0 +1,65 @@
+import type { Transaction } from 'kysely'
+import { newId } from '../../../shared/ids.js'
+import type { Database } from '../../db/schema.js'
+import { DeliveryStore, type EventRow } from './delivery-store.js'
+
+/**
+ * Makes one delivery per endpoint that wants it of each event not yet fanned out, oldest event first;
+ * returns how many events it took. The dispatcher calls it in a loop over every tenant. An endpoint
+ * change that alters who gets what (registration, new events, a resume) calls it for its tenant
+ * first, in its own transaction, so that the events emitted before the change go by the endpoints as
+ * they were: a new endpoint hears nothing from before it existed, and a filter applies from when it
+ * was set, whatever the dispatcher's lag.
+ */
+export async function fanOutEvents(
+  trx: Transaction<Database>,
+  options: { now: number; limit: number; lock: boolean; tenantId?: string },
+): Promise<number> {
+  const { now } = options
+  const store = new DeliveryStore(trx)
+  const events = await store.unfannedEvents(options.limit, options.lock, options.tenantId)
+  if (events.length === 0) return 0
+  const subscribers = new Map<string, Awaited<ReturnType<DeliveryStore['subscribers']>>>()
+  const rows = []
+  for (const event of events) {
+    let subs = subscribers.get(event.tenant_id)
+    if (!subs) {
+      subs = await store.subscribers(event.tenant_id)
+      subscribers.set(event.tenant_id, subs)
+    }
+    for (const endpoint of subs.filter((s) => wants(s, event))) {
+      rows.push({
+        id: newId('webhookDelivery', Math.floor(now / 1000)),
+        tenant_id: event.tenant_id,
+        endpoint_id: endpoint.id,
+        event_id: event.id,
+        event_type: event.type,
+        status: 'pending',
+        attempts: 0,
+        // Due from the event's time, so an endpoint resumed after a pause gets them in order.
+        next_attempt_at: event.created_at,
+        next_trigger: 'automatic',
+        last_attempt_at: null,
+        claimed_until: null,
+        created_at: now,
+        updated_at: now,
+      })
+    }
+  }
+  // Two fan-outs of one event (the dispatcher's and an endpoint change's, on PostgreSQL) make one
+  // delivery per endpoint: the unique (event, endpoint) index keeps the first.
+  await store.insertDeliveries(rows)
+  await store.markFannedOut(events.map((e) => e.id))
+  return events.length
+}
+
+/**
+ * A disabled endpoint gets no events, except a test event an admin sends to it by name: that one is
+ * held, like any delivery to a disabled endpoint, and sent on resume, rather than accepted (202) and
+ * silently dropped.
+ */
+function wants(endpoint: { id: string; events: string; status: string }, event: EventRow): boolean {
+  if (event.endpoint_id !== null) return event.endpoint_id === endpoint.id
+  if (endpoint.status === 'disabled') return false
+  return endpoint.events === '' || endpoint.events.split(' ').includes(event.type)
+}

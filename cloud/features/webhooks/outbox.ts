@@ -1,0 +1,67 @@
+import { createHash } from 'node:crypto'
+import type { Kysely, Transaction } from 'kysely'
+import { newId } from '../../../shared/ids.js'
+import { formatServerTime } from '../../../shared/time.js'
+import type { WebhookEventData, WebhookEventType } from '../../../shared/webhook-events.js'
+import type { Database } from '../../db/schema.js'
+
+type Executor = Kysely<Database> | Transaction<Database>
+
+export interface EmittedEvent<T extends WebhookEventType = WebhookEventType> {
+  type: T
+  data: WebhookEventData<T>
+}
+
+/**
+ * The transactional outbox of webhook events (issue 5): an event is a row written in the same
+ * transaction as the change it reports, so none is lost when the process dies after the change,
+ * and none is sent for a change that rolled back. The dispatcher fans events out to endpoints.
+ * The body is fixed here, once, as every delivery of it will send it: `{type, timestamp, data}`.
+ */
+export class WebhookOutbox {
+  private wakeDispatcher: () => void = () => {}
+
+  constructor(private readonly now: () => number) {}
+
+  /** The dispatcher, to be nudged when events may be waiting. */
+  onWake(wake: () => void): void {
+    this.wakeDispatcher = wake
+  }
+
+  async emit(
+    trx: Executor,
+    tenantId: string,
+    events: readonly EmittedEvent[],
+    options: { endpointId?: string } = {},
+  ): Promise<string[]> {
+    if (events.length === 0) return []
+    const now = this.now()
+    const timestamp = formatServerTime(now)
+    const rows = events.map((event) => {
+      const body = JSON.stringify({ type: event.type, timestamp, data: event.data })
+      return {
+        id: newId('webhookEvent', Math.floor(now / 1000)),
+        tenant_id: tenantId,
+        type: event.type,
+        body,
+        body_bytes: Buffer.byteLength(body),
+        body_sha256: createHash('sha256').update(body).digest('hex'),
+        endpoint_id: options.endpointId ?? null,
+        created_at: now,
+        fanned_out: 0,
+      }
+    })
+    for (let i = 0; i < rows.length; i += 500) {
+      await trx
+        .insertInto('webhook_events')
+        .values(rows.slice(i, i + 500))
+        .execute()
+    }
+    return rows.map((r) => r.id)
+  }
+
+  /** Call after the transaction that emitted events has committed: the dispatcher looks at once. */
+  committed(): void {
+    this.wakeDispatcher()
+  }
+}

@@ -1,0 +1,32 @@
+import type { FastifyRequest } from 'fastify'
+import { AppError } from '../app-error.js'
+
+// RFC 6750 §3: the challenge names the realm; §3.1 adds error codes.
+export const REALM = 'Bearer realm="hajri"'
+
+// RFC 6750 §2.1: the scheme is case-insensitive; token68 characters only.
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
+
+/** The bearer token of a request, or a 401 problem with the challenge RFC 6750 asks for. */
+export function bearerToken(request: FastifyRequest, what: string): string {
+  const header = request.headers.authorization
+  if (header === undefined || header === '') {
+    throw new AppError('authentication_required', `Send Authorization: Bearer <${what}>.`, {
+      headers: { 'www-authenticate': REALM },
+    })
+  }
+  const m = BEARER.exec(header)
+  if (!m?.[1]) {
+    throw new AppError('invalid_credential', 'The Authorization header must be "Bearer <token>".', {
+      headers: { 'www-authenticate': `${REALM}, error="invalid_request"` },
+    })
+  }
+  return m[1]
+}
+
+/** The 401 for a well-formed token that is unknown, expired or revoked. */
+export function unknownCredential(): AppError {
+  return new AppError('invalid_credential', 'The credential is unknown, expired or revoked.', {
+    headers: { 'www-authenticate': `${REALM}, error="invalid_token"` },
+  })
+}

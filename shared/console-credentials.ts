@@ -1,0 +1,138 @@
+import { type Static, Type } from '@sinclair/typebox'
+import { ApiKeySummarySchema, OAuthAppSummarySchema } from './credentials.js'
+import { NO_CONTROL_CHARACTERS } from './schema-helpers.js'
+import { SCOPES, ScopeSchema } from './scopes.js'
+
+// The administration API's requests and answers for API keys and OAuth apps (issue 6). The bounds
+// repeat what ApiKeyService and OAuthAppService check, so that the OpenAPI document states them and
+// a wrong field is reported with its pointer; the services stay the authority (the CLI calls them).
+
+const Name = Type.String({ minLength: 1, maxLength: 100, pattern: NO_CONTROL_CHARACTERS })
+
+const Scopes = Type.Array(ScopeSchema, {
+  minItems: 1,
+  maxItems: SCOPES.length,
+  uniqueItems: true,
+  description: `What the credential may do: ${SCOPES.join(', ')}.`,
+})
+
+const RateLimitPerMinute = Type.Integer({
+  minimum: 1,
+  maximum: 100_000,
+  description: 'Requests a minute this credential may make. Default 600.',
+})
+
+export const ApiKeyInputSchema = Type.Object(
+  {
+    name: Type.Optional(Name),
+    scopes: Scopes,
+    expiresInSeconds: Type.Optional(
+      Type.Integer({
+        minimum: 60,
+        maximum: 2 * 365 * 86_400,
+        description: 'From a minute to two years. Default 90 days.',
+      }),
+    ),
+    rateLimitPerMinute: Type.Optional(RateLimitPerMinute),
+  },
+  { title: 'ApiKeyInput', additionalProperties: false },
+)
+
+export type ApiKeyInput = Static<typeof ApiKeyInputSchema>
+
+export const CreatedApiKeySchema = Type.Composite(
+  [
+    ApiKeySummarySchema,
+    Type.Object({
+      key: Type.String({
+        description:
+          'The key (`hjk_...`). Shown this once: only its hash is kept. Never put it in browser code.',
+      }),
+    }),
+  ],
+  { title: 'CreatedApiKey', additionalProperties: false },
+)
+
+export const ApiKeyListSchema = Type.Object(
+  {
+    data: Type.Array(ApiKeySummarySchema),
+    nextCursor: Type.Null({ description: 'A tenant has few keys: one page holds them all.' }),
+  },
+  { title: 'ApiKeyList', additionalProperties: false },
+)
+
+export const ApiKeyParamsSchema = Type.Object(
+  { keyId: Type.String({ pattern: '^key_[0-9A-HJKMNP-TV-Z]{26}$' }) },
+  { additionalProperties: false },
+)
+
+export const OAuthAppInputSchema = Type.Object(
+  {
+    name: Name,
+    scopes: Scopes,
+    rateLimitPerMinute: Type.Optional(RateLimitPerMinute),
+    clientId: Type.Optional(
+      Type.String({
+        minLength: 8,
+        maxLength: 128,
+        pattern: '^[\\x21-\\x7E][\\x20-\\x7E]*[\\x21-\\x7E]$',
+        description:
+          'Default: generated (`hjc_...`). Set it to keep an id the integration already uses elsewhere.',
+      }),
+    ),
+  },
+  { title: 'OAuthAppInput', additionalProperties: false },
+)
+
+export type OAuthAppInput = Static<typeof OAuthAppInputSchema>
+
+export const CreatedOAuthAppSchema = Type.Composite(
+  [
+    OAuthAppSummarySchema,
+    Type.Object({
+      clientSecret: Type.String({
+        description: 'The client secret (`hjs_...`). Shown this once: only its hash is kept.',
+      }),
+    }),
+  ],
+  { title: 'CreatedOAuthApp', additionalProperties: false },
+)
+
+export const OAuthAppListSchema = Type.Object(
+  {
+    data: Type.Array(OAuthAppSummarySchema),
+    nextCursor: Type.Null({ description: 'A tenant has few apps: one page holds them all.' }),
+  },
+  { title: 'OAuthAppList', additionalProperties: false },
+)
+
+export const OAuthAppParamsSchema = Type.Object(
+  { appId: Type.String({ pattern: '^app_[0-9A-HJKMNP-TV-Z]{26}$' }) },
+  { additionalProperties: false },
+)
+
+export const ClientSecretRotationInputSchema = Type.Object(
+  {
+    graceSeconds: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 30 * 86_400,
+        description: 'How long the secrets in use keep working beside the new one. Default 86400 (a day).',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+
+export const RotatedClientSecretSchema = Type.Object(
+  {
+    id: Type.String(),
+    clientId: Type.String(),
+    clientSecret: Type.String({ description: 'The new client secret. Shown this once.' }),
+    previousSecretsExpireAt: Type.String({
+      format: 'date-time',
+      description: 'When the secrets in use before the rotation stop working.',
+    }),
+  },
+  { title: 'RotatedClientSecret', additionalProperties: false },
+)
