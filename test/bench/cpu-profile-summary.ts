@@ -98,7 +98,12 @@ export async function summarizeCpuProfile(directory: string, name: string): Prom
     const seen = new Set<string>()
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
       const f = nodes.get(at)?.callFrame
-      if (!f || f.url === '' || f.url.includes('node_modules/') || !where(f.url).match(/^(cloud|shared)\//))
+      if (
+        !f ||
+        f.url === '' ||
+        f.url.includes('node_modules/') ||
+        !where(f.url).match(/^(agent|cloud|shared)\//)
+      )
         continue
       seen.add(key(at))
     }
@@ -110,7 +115,7 @@ export async function summarizeCpuProfile(directory: string, name: string): Prom
     '',
     ...table('Self time by package or file:', top(byArea, 15), busy),
     ...table('Self time by function:', top(self), busy),
-    ...table('Inclusive time of Hajri functions (cloud/, shared/):', top(inclusive), busy),
+    ...table('Inclusive time of Hajri functions (agent/, cloud/, shared/):', top(inclusive), busy),
   ].join('\n')
   await writeFile(join(directory, 'summary.md'), `${markdown}\n`)
   return markdown

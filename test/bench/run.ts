@@ -1,4 +1,7 @@
 import { fileURLToPath } from 'node:url'
+import { agentDrainBench } from './agent-drain.bench.js'
+import { agentIdleBench } from './agent-idle.bench.js'
+import { agentIngestBench } from './agent-ingest.bench.js'
 import { authenticatedRouteBench } from './authenticated-route.bench.js'
 import { batchIngestBench } from './batch-ingest.bench.js'
 import { readBenchSettings } from './bench-settings.js'
@@ -6,6 +9,8 @@ import type { BenchContext, Benchmark } from './benchmark.js'
 import { employeeSyncBench } from './employee-sync.bench.js'
 import { punchEndpointBench } from './punch-endpoint.bench.js'
 import { type BenchResult, machineInfo, writeResults } from './report.js'
+import { webhookDeliveryBench } from './webhook-delivery.bench.js'
+import { webhookLatencyBench } from './webhook-latency.bench.js'
 
 /**
  * `npm run bench`: runs the benchmarks one after another (never two at once: they would measure
@@ -18,6 +23,11 @@ const BENCHMARKS: Benchmark[] = [
   batchIngestBench,
   employeeSyncBench,
   authenticatedRouteBench,
+  agentIngestBench,
+  agentDrainBench,
+  agentIdleBench,
+  webhookDeliveryBench,
+  webhookLatencyBench,
 ]
 
 const settings = readBenchSettings()
