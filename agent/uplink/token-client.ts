@@ -42,12 +42,18 @@ export class TokenClient {
     })
     if (!signal) return this.refreshing
     signal.throwIfAborted()
-    return Promise.race([
-      this.refreshing,
-      new Promise<never>((_, reject) =>
-        signal.addEventListener('abort', () => reject(new RetryableError('stopping')), { once: true }),
-      ),
-    ])
+    // The forwarder passes one signal for its whole life: the listener must go once this wait is
+    // over, or every token fetched (hourly, and every retry in an outage) would leave one behind.
+    let onAbort = () => {}
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => reject(new RetryableError('stopping'))
+      signal.addEventListener('abort', onAbort, { once: true })
+    })
+    try {
+      return await Promise.race([this.refreshing, aborted])
+    } finally {
+      signal.removeEventListener('abort', onAbort)
+    }
   }
 
   /** Forgets the token (the cloud refused it): the next call gets a new one. */

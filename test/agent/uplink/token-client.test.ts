@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events'
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import pino from 'pino'
@@ -233,6 +234,19 @@ describe('TokenClient against a scripted token endpoint', () => {
   it('does not take a 200 without a usable token', async () => {
     endpoint.replies.push((res) => json(res, 200, { token_type: 'Bearer', expires_in: 3600 }))
     await rejection(tokenClient().token())
+  })
+
+  it("leaves no abort listener on the caller's signal, whether the token came or not", async () => {
+    // The forwarder's signal lives as long as the agent: a listener left per call grew without end
+    // through an outage (found by the simulator's tests: MaxListenersExceededWarning).
+    const signal = new AbortController().signal
+    const tokens = tokenClient()
+    for (let i = 0; i < 12; i++) {
+      endpoint.replies.push((res) => res.writeHead(503).end())
+      await rejection(tokens.token(signal))
+    }
+    expect(await tokens.token(signal)).toBe('tok-13')
+    expect(getEventListeners(signal, 'abort')).toHaveLength(0)
   })
 
   it('reports a dropped connection as a RetryableError', async () => {
