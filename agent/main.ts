@@ -14,6 +14,12 @@ Usage:
   hajri-agent dead-letters export [--format json|csv]
       (through the running agent; with --spool DIR, from a stopped agent's spool directory)
   hajri-agent schema                             print the configuration's JSON Schema
+  hajri-agent simulate (--mqtt URL [--topic T] [--username U] [--password-file F]
+                        | --serial PATH [--baud-rate 9600])
+                       [--format json|zk-attlog|csv] [--employees E001,E002,...] [--count N]
+                       [--every DURATION | --rate N] [--time-zone Asia/Kolkata] [--json]
+      act as a punch device, for demos and load tests: one punch, N with --count, or until
+      Ctrl-C with --every 20s (a demo) or --rate 500 (punches a second, a load test)
 
 See deploy/agent.example.yaml for every setting.`
 
@@ -25,6 +31,7 @@ export const AGENT_COMMANDS: Record<string, () => Promise<AgentCommand>> = {
   run: async () => (await import('./commands/run-command.js')).runCommand,
   'check-config': async () => (await import('./commands/check-config-command.js')).checkConfigCommand,
   schema: async () => (await import('./commands/schema-command.js')).schemaCommand,
+  simulate: async () => (await import('./commands/simulate-command.js')).simulateCommand,
   status: async () => (await import('./commands/status-command.js')).statusCommand,
   'dead-letters list': async () =>
     (await import('./commands/dead-letters-command.js')).deadLettersListCommand,

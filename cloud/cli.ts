@@ -14,6 +14,7 @@ import {
   UsageError,
 } from './commands/command-context.js'
 import { deliveryCommands } from './commands/delivery-commands.js'
+import { demoCommands } from './commands/demo-command.js'
 import { employeeCommands } from './commands/employee-commands.js'
 import { oauthAppCommands } from './commands/oauth-app-commands.js'
 import { serverCommands } from './commands/server-commands.js'
@@ -30,6 +31,7 @@ export const USAGE = `hajri-cloud: the Hajri cloud service and its administratio
 Usage:
   hajri-cloud serve                     start the API (migrates the database first)
   hajri-cloud migrate                   bring the database schema up to date
+  hajri-cloud demo                      npm start: the cloud with a demo tenant, a local agent and a simulated device
   hajri-cloud tenant create --name NAME --admin-email EMAIL [--time-zone Asia/Kolkata] [--backfill-days 90]
   hajri-cloud user reset-password --tenant ID EMAIL
   hajri-cloud employees import --tenant ID FILE.csv
@@ -59,6 +61,7 @@ The database comes from HAJRI_DATABASE_URL (default sqlite:./data/hajri.db); see
 
 const COMMANDS: Record<string, Command> = {
   ...serverCommands,
+  ...demoCommands,
   ...tenantCommands,
   ...userCommands,
   ...employeeCommands,

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { buildApp } from './app.js'
-import type { CloudConfig } from './config.js'
+import { type CloudConfig, ConfigError } from './config.js'
 import { openDatabase } from './db/database.js'
 import { migrateToLatest } from './db/migrate.js'
 import { openRedis } from './db/redis.js'
@@ -67,6 +67,28 @@ export async function startServer(config: CloudConfig, log: FastifyBaseLogger): 
   } catch (err) {
     // The app owns the database now: closing it closes both.
     await app.close()
-    throw err
+    throw listenError(err, config)
+  }
+}
+
+/**
+ * The usual reasons a listen fails, said in terms of the setting to change (issue 7: `npm start` on a
+ * machine where something already has port 8080); anything else as it came.
+ */
+function listenError(err: unknown, config: CloudConfig): unknown {
+  const address = `${config.host}:${config.port}`
+  switch ((err as NodeJS.ErrnoException).code) {
+    case 'EADDRINUSE':
+      return new ConfigError([
+        `HAJRI_PORT: ${address} is already in use by another program; stop it, or set HAJRI_PORT to a free port`,
+      ])
+    case 'EACCES':
+      return new ConfigError([
+        `HAJRI_PORT: this user may not listen on ${address} (ports below 1024 need privileges); set HAJRI_PORT to 1024 or above`,
+      ])
+    case 'EADDRNOTAVAIL':
+      return new ConfigError([`HAJRI_HOST: ${config.host} is not an address of this machine`])
+    default:
+      return err
   }
 }

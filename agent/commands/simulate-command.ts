@@ -1,0 +1,240 @@
+import { parseArgs } from 'node:util'
+import { parseDuration } from '../../shared/duration.js'
+import { EMPLOYEE_CODE_PATTERN } from '../../shared/employee.js'
+import { isValidTimeZone } from '../../shared/time.js'
+import { readSecretFile } from '../config/secret-files.js'
+import type { DeviceLink } from '../simulator/device-link.js'
+import {
+  deviceRecord,
+  FORMAT_RESOLUTION_MICROS,
+  SIMULATOR_FORMATS,
+  type SimulatorFormat,
+} from '../simulator/device-record.js'
+import { PunchScript, punchLeadMicros } from '../simulator/punch-script.js'
+import { type Pace, runSimulation } from '../simulator/simulation.js'
+import { SimulationReport } from '../simulator/simulation-report.js'
+import { type AgentCommand, AgentUsageError } from './agent-command.js'
+
+const OPTIONS = {
+  mqtt: { type: 'string' },
+  topic: { type: 'string' },
+  username: { type: 'string' },
+  'password-file': { type: 'string' },
+  serial: { type: 'string' },
+  'baud-rate': { type: 'string' },
+  format: { type: 'string' },
+  employees: { type: 'string' },
+  count: { type: 'string' },
+  every: { type: 'string' },
+  rate: { type: 'string' },
+  'time-zone': { type: 'string' },
+  json: { type: 'boolean' },
+} as const
+
+export const DEFAULT_SIMULATOR_TOPIC = 'punches/simulator'
+const DEFAULT_EMPLOYEES = ['E001', 'E002', 'E003', 'E004', 'E005']
+/** Above this --rate, progress lines every few seconds instead of a line per punch. */
+const MAX_RATE_WITH_LINES = 10
+/** Punches dated this far ahead of the clock would be a device with a wrong clock to the agent. */
+const MAX_LEAD_SECONDS = 60
+const EMPLOYEE_CODE = new RegExp(EMPLOYEE_CODE_PATTERN)
+
+function parseValues(args: readonly string[]) {
+  return parseArgs({ args: [...args], options: OPTIONS }).values
+}
+
+type Values = ReturnType<typeof parseValues>
+
+interface LinkChoice {
+  format: SimulatorFormat
+  create: (notice: (message: string) => void) => Promise<DeviceLink>
+}
+
+function positiveInteger(name: string, text: string, max = Number.MAX_SAFE_INTEGER): number {
+  const n = Number(text)
+  if (!/^\d+$/.test(text) || n < 1 || n > max)
+    throw new AgentUsageError(`${name} must be a whole number from 1 to ${max}`)
+  return n
+}
+
+function employees(text: string | undefined): string[] {
+  if (text === undefined) return DEFAULT_EMPLOYEES
+  const codes = text.split(',').map((code) => code.trim())
+  for (const code of codes) {
+    if (!EMPLOYEE_CODE.test(code))
+      throw new AgentUsageError(
+        `--employees: "${code.slice(0, 70)}" is not an employee code (letters, digits, ".", "_", "-"; up to 64)`,
+      )
+  }
+  return [...new Set(codes)]
+}
+
+function pace(values: Values): Pace {
+  if (values.every !== undefined && values.rate !== undefined)
+    throw new AgentUsageError('give --every or --rate, not both')
+  if (values.every !== undefined) {
+    const seconds = parseDuration(values.every)
+    if (!seconds)
+      throw new AgentUsageError('--every must be a duration of at least 1 s, such as 20s, 1m or 2h')
+    return { kind: 'every', seconds }
+  }
+  if (values.rate !== undefined) {
+    const perSecond = Number(values.rate)
+    if (!/^\d+(\.\d+)?$/.test(values.rate) || perSecond <= 0 || perSecond > 1_000_000)
+      throw new AgentUsageError('--rate must be a number of punches per second, above 0 and up to 1000000')
+    return { kind: 'rate', perSecond }
+  }
+  return { kind: 'burst' }
+}
+
+function format(values: Values, fallback: SimulatorFormat): SimulatorFormat {
+  const name = values.format ?? fallback
+  if (!(SIMULATOR_FORMATS as readonly string[]).includes(name))
+    throw new AgentUsageError(`--format must be one of ${SIMULATOR_FORMATS.join(', ')}`)
+  return name as SimulatorFormat
+}
+
+async function mqttLink(values: Values, url: string): Promise<LinkChoice> {
+  if (values['baud-rate'] !== undefined) throw new AgentUsageError('--baud-rate is for --serial')
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    throw new AgentUsageError(`--mqtt "${url}" is not a URL such as mqtt://127.0.0.1:1883`)
+  }
+  if (parsed.protocol !== 'mqtt:' && parsed.protocol !== 'mqtts:')
+    throw new AgentUsageError('--mqtt must be an mqtt:// or mqtts:// URL')
+  if (parsed.username || parsed.password)
+    throw new AgentUsageError(
+      'give the user with --username and the password in a file (--password-file), not in the URL',
+    )
+  const topic = values.topic ?? DEFAULT_SIMULATOR_TOPIC
+  // MQTT 3.1.1 §4.7.1: wildcards are for subscriptions; a PUBLISH topic name has none.
+  if (topic === '' || /[+#]/.test(topic) || topic.includes('\u0000'))
+    throw new AgentUsageError('--topic must be a topic name without + or #')
+  const chosen = format(values, 'json')
+  if (chosen === 'csv')
+    throw new AgentUsageError('--format csv is for --serial: the agent reads CSV from serial devices only')
+  let password: string | undefined
+  if (values['password-file'] !== undefined) {
+    // MQTT 3.1.1 §3.1.2.9: a password needs a user name.
+    if (values.username === undefined) throw new AgentUsageError('--password-file needs --username')
+    const read = await readSecretFile(values['password-file'])
+    if (!read.ok) throw new AgentUsageError(`--password-file ${read.message}`)
+    password = read.value
+  }
+  return {
+    format: chosen,
+    create: async (notice) => {
+      const { MqttDeviceLink } = await import('../simulator/mqtt-device-link.js')
+      return new MqttDeviceLink({ url, topic, username: values.username, password, notice })
+    },
+  }
+}
+
+function serialLink(values: Values, path: string): LinkChoice {
+  for (const option of ['topic', 'username', 'password-file'] as const) {
+    if (values[option] !== undefined) throw new AgentUsageError(`--${option} is for --mqtt`)
+  }
+  const baudRate =
+    values['baud-rate'] === undefined ? 9600 : positiveInteger('--baud-rate', values['baud-rate'], 4_000_000)
+  return {
+    format: format(values, 'zk-attlog'),
+    create: async () => {
+      const { SerialDeviceLink } = await import('../simulator/serial-device-link.js')
+      return new SerialDeviceLink({ path, baudRate })
+    },
+  }
+}
+
+function describePace(p: Pace): string {
+  if (p.kind === 'every') return `a punch every ${p.seconds} s or so`
+  if (p.kind === 'rate') return `${p.perSecond} punch(es) a second`
+  return 'one punch after another'
+}
+
+/**
+ * `hajri-agent simulate` (issue 7): acts as a biometric terminal, over MQTT (QoS 1, a punch counts
+ * once PUBACKed: for the agent's embedded broker, once it is in the spool) or a serial port (one
+ * record per line), for demos and load tests. Exit 0 when every punch sent was delivered, 1 when the
+ * broker or port cannot be reached or a punch was not delivered, 2 on wrong usage.
+ */
+export const simulateCommand: AgentCommand = async (args, io) => {
+  const values = parseValues(args)
+  if ((values.mqtt === undefined) === (values.serial === undefined))
+    throw new AgentUsageError('give one of --mqtt URL or --serial PATH')
+  const choice =
+    values.mqtt !== undefined
+      ? await mqttLink(values, values.mqtt)
+      : serialLink(values, values.serial as string)
+  const codes = employees(values.employees)
+  const chosenPace = pace(values)
+  const count =
+    values.count !== undefined
+      ? positiveInteger('--count', values.count)
+      : chosenPace.kind === 'burst'
+        ? 1
+        : undefined
+  const timeZone = values['time-zone'] ?? 'Asia/Kolkata'
+  if (!isValidTimeZone(timeZone))
+    throw new AgentUsageError(`--time-zone "${timeZone}" is not an IANA time zone`)
+  const resolutionMicros = FORMAT_RESOLUTION_MICROS[choice.format]
+  const lead = punchLeadMicros({
+    employees: codes.length,
+    resolutionMicros,
+    count,
+    perSecond: chosenPace.kind === 'rate' ? chosenPace.perSecond : undefined,
+  })
+  if (chosenPace.kind !== 'every' && lead > MAX_LEAD_SECONDS * 1_000_000) {
+    throw new AgentUsageError(
+      `${codes.length} employee(s) cannot make that many punches: ${choice.format} writes times to the ` +
+        `${resolutionMicros >= 1_000_000 ? 'second' : 'millisecond'}, and each punch of an employee needs a ` +
+        'time of its own (two with the same time and direction are one punch to the agent). Give more employees, ' +
+        `a lower --rate or --count${choice.format === 'json' ? '' : ', or --format json'}`,
+    )
+  }
+
+  const notice = (message: string) => io.stderr(`hajri-agent simulate: ${message}\n`)
+  const link = await choice.create(notice)
+  await link.open()
+  if (count === undefined)
+    notice(`${describePace(chosenPace)} to ${link.target} as ${choice.format}; Ctrl-C stops`)
+
+  const stop = new AbortController()
+  const giveUp = new AbortController()
+  const onSignal = () => (stop.signal.aborted ? giveUp.abort() : stop.abort())
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+  const report = new SimulationReport({
+    write: io.stdout,
+    json: values.json === true,
+    perPunch: chosenPace.kind !== 'rate' || chosenPace.perSecond <= MAX_RATE_WITH_LINES,
+    deliveredAs: link.deliveredAs,
+    timeZone,
+  })
+  let result: Awaited<ReturnType<typeof runSimulation>>
+  try {
+    result = await runSimulation({
+      link,
+      script: new PunchScript({ employees: codes, resolutionMicros }),
+      toRecord: (punch) => deviceRecord(punch, choice.format, timeZone),
+      pace: chosenPace,
+      count,
+      report,
+      stop: stop.signal,
+      giveUp: giveUp.signal,
+      notice,
+    })
+  } finally {
+    process.off('SIGINT', onSignal)
+    process.off('SIGTERM', onSignal)
+  }
+  report.summary()
+  if (result.failure) io.stderr(`hajri-agent: ${result.failure.message}\n`)
+  const missing = result.sent - result.acknowledged
+  if (missing > 0) {
+    io.stderr(`hajri-agent: ${missing} of ${result.sent} punch(es) sent were not ${link.deliveredAs}\n`)
+    return 1
+  }
+  return 0
+}
