@@ -14,8 +14,6 @@
  * (the timing around them is the machine's). HAJRI_E2E_KEEP=1 keeps the temporary directory (the
  * agent's log of every run, its spool); HAJRI_E2E_DATABASE=postgres uses PostgreSQL for the cloud.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
-import { once } from 'node:events'
 import { type FileHandle, mkdtemp, open, readdir, rm } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -26,8 +24,9 @@ import type { AgentStatus } from '../../agent/status/agent-status.js'
 import { MAX_RATE_LIMIT_PER_MINUTE } from '../../cloud/features/credentials/credential-settings.js'
 import { type DatabaseKind, employee, TEST_ACTOR, TestCloud } from '../support/cloud-harness.js'
 import { postgresAvailability, socatAvailability } from '../support/services.js'
+import { startSocatPtyPair } from '../support/socat-pty-pair.js'
 import { AgentProcess, writeAgentConfig } from './agent-process.js'
-import { agentStatus, freePort, seededRandom, sleep, TcpProxy, waitFor } from './e2e-kit.js'
+import { agentStatus, freePort, printTable, seededRandom, sleep, TcpProxy, waitFor } from './e2e-kit.js'
 import { MqttPunchDevice } from './mqtt-punch-device.js'
 
 const socat = await socatAvailability()
@@ -405,8 +404,8 @@ describe(`hajri-agent durability: a child process killed with SIGKILL (issue 4) 
         const { tenantId, clientId, clientSecret } = await setUpTenant(codes)
         const proxy = await startProxy()
         const statusPort = await freePort()
-        let port: ChildProcess = await startSocat(dir)
-        cleanups.push(() => stopSocat(port))
+        let port = await startSocatPtyPair(dir)
+        cleanups.push(() => port.stop())
         const configPath = join(dir, 'agent.yaml')
         await writeAgentConfig(configPath, {
           siteId: 'e2e-serial',
@@ -481,7 +480,7 @@ describe(`hajri-agent durability: a child process killed with SIGKILL (issue 4) 
 
         // 2. The adapter is pulled out; the agent is killed while it is gone and starts without it.
         await host.close()
-        await stopSocat(port)
+        await port.stop()
         await portState('disconnected', 'waiting')
         await agent.kill()
         await agent.start()
@@ -489,7 +488,7 @@ describe(`hajri-agent durability: a child process killed with SIGKILL (issue 4) 
 
         // 3. The adapter comes back; the cloud goes away; lines are spooled, then the agent is
         //    killed again with them only in its spool.
-        port = await startSocat(dir)
+        port = await startSocatPtyPair(dir)
         await portState('connected')
         await proxy.cut('refuse')
         host = await open(join(dir, 'host'), 'r+')
@@ -501,9 +500,9 @@ describe(`hajri-agent durability: a child process killed with SIGKILL (issue 4) 
 
         // 4. Unplugged and back once more with the agent running; then the cloud returns.
         await host.close()
-        await stopSocat(port)
+        await port.stop()
         await portState('disconnected', 'waiting')
-        port = await startSocat(dir)
+        port = await startSocatPtyPair(dir)
         await portState('connected')
         host = await open(join(dir, 'host'), 'r+')
         await writeLines(10)
@@ -559,39 +558,4 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Pr
   } finally {
     clearTimeout(timer)
   }
-}
-
-/** The counts, one per line, in the CI log (issue 4 asks for them). */
-function printTable(title: string, counts: Record<string, unknown>): void {
-  const width = Math.max(...Object.keys(counts).map((k) => k.length))
-  const lines = Object.entries(counts).map(([k, v]) => `  ${k.padEnd(width)}  ${String(v)}`)
-  // biome-ignore lint/suspicious/noConsole: issue 4 wants these counts visible in the CI log
-  console.log(`${title}\n${lines.join('\n')}`)
-}
-
-/** A pty pair: `dev` is the serial port the agent opens, `host` the device's end. */
-async function startSocat(dir: string): Promise<ChildProcess> {
-  const child = spawn(
-    'socat',
-    ['-d', '-d', `pty,raw,echo=0,link=${join(dir, 'dev')}`, `pty,raw,echo=0,link=${join(dir, 'host')}`],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  )
-  let log = ''
-  await new Promise<void>((resolve, reject) => {
-    child.stderr?.on('data', (data: Buffer) => {
-      log += data.toString()
-      if (log.includes('starting data transfer loop')) resolve()
-    })
-    child.once('error', reject)
-    child.once('exit', (code) => reject(new Error(`socat exited (${code}) before it was ready: ${log}`)))
-  })
-  return child
-}
-
-/** SIGTERM: socat removes its links, so the port's path is gone, as with an unplugged USB adapter. */
-async function stopSocat(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = once(child, 'exit')
-  child.kill('SIGTERM')
-  await exited
 }

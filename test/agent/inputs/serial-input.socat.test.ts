@@ -4,8 +4,6 @@
  * an unplugged USB adapter; restarting it with the same link names brings it back (DESIGN.md §6:
  * skipped with a reason when socat is absent, failed under HAJRI_TEST_REQUIRE_ALL=1).
  */
-import { type ChildProcess, spawn } from 'node:child_process'
-import { once } from 'node:events'
 import { type FileHandle, mkdtemp, open, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -18,37 +16,11 @@ import { DeadLetters } from '../../../agent/spool/dead-letters.js'
 import { Spool } from '../../../agent/spool/spool.js'
 import { parseTimestamp } from '../../../shared/time.js'
 import { socatAvailability } from '../../support/services.js'
+import { startSocatPtyPair } from '../../support/socat-pty-pair.js'
 import { allDeadLetters } from '../spool/all-dead-letters.js'
 import { recordEvents, serialSettings, silentLog, until } from './serial-test-kit.js'
 
 const socat = await socatAvailability()
-
-/** A pty pair: `dev` is the serial port the agent opens, `host` the device's end. */
-async function startSocat(dir: string): Promise<ChildProcess> {
-  const child = spawn(
-    'socat',
-    ['-d', '-d', `pty,raw,echo=0,link=${join(dir, 'dev')}`, `pty,raw,echo=0,link=${join(dir, 'host')}`],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  )
-  let log = ''
-  await new Promise<void>((resolve, reject) => {
-    child.stderr?.on('data', (data: Buffer) => {
-      log += data.toString()
-      if (log.includes('starting data transfer loop')) resolve()
-    })
-    child.once('error', reject)
-    child.once('exit', (code) => reject(new Error(`socat exited (${code}) before it was ready: ${log}`)))
-  })
-  return child
-}
-
-/** SIGTERM: socat removes its links, so the port's path is gone, as with an unplugged adapter. */
-async function stopSocat(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = once(child, 'exit')
-  child.kill('SIGTERM')
-  await exited
-}
 
 const NOW = parseTimestamp('2026-11-21T12:00:00+05:30') as number
 const line = (pin: string, time: string, status: number) => `${pin}\t2026-11-21 ${time}\t${status}\t1\t0\r\n`
@@ -64,8 +36,8 @@ describe.skipIf(socat.skipReason !== undefined)(
     it('spools punches, waits while the port is gone, and reads again when it is back', async () => {
       const dir = await mkdtemp(join(tmpdir(), 'hajri-serial-'))
       cleanups.push(() => rm(dir, { recursive: true, force: true }))
-      let device = await startSocat(dir)
-      cleanups.push(() => stopSocat(device))
+      let device = await startSocatPtyPair(dir)
+      cleanups.push(() => device.stop())
 
       const log = silentLog()
       const { events, states } = recordEvents(log)
@@ -112,12 +84,12 @@ describe.skipIf(socat.skipReason !== undefined)(
       await until(() => spooledCount() === 3, 'three punches in the spool')
 
       await host.close()
-      await stopSocat(device)
+      await device.stop()
       await until(() => count('disconnected') === 1, 'the port to disappear')
       await until(() => count('waiting') >= 3, 'reopen attempts while the port is gone')
       expect(states.find((s) => s.state === 'waiting')?.detail).toMatch(/is not there/)
 
-      device = await startSocat(dir)
+      device = await startSocatPtyPair(dir)
       await until(() => count('connected') === 2, 'the port to come back')
       host = await open(join(dir, 'host'), 'r+')
       await host.write(line('104', '10:00:00', 1) + line('105', '10:01:00', 0))

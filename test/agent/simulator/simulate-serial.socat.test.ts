@@ -11,12 +11,12 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { SpooledPunch } from '../../../agent/punch/spooled-punch.js'
 import { SIMULATOR_CSV_COLUMNS } from '../../../agent/simulator/device-record.js'
 import { socatAvailability } from '../../support/services.js'
+import { startSocatPtyPair } from '../../support/socat-pty-pair.js'
 import {
   cliInProcess,
   jsonPunchLines,
   punchKeys as keys,
   type SimulatorTestAgent,
-  startPtyPair,
   startSimulatorTestAgent,
   until,
 } from './simulator-test-agent.js'
@@ -28,15 +28,15 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
 })
 
-/** A serial device `main-door` on a new pty pair; the simulator writes to `deviceEnd`. */
+/** A serial device `main-door` on a new pty pair; the simulator writes to `hostPath`. */
 async function agentOnPty(device: Record<string, unknown> = {}, serial: Record<string, unknown> = {}) {
   // The pair's links live in a directory of their own, made before the agent (which needs the path).
   const dir = await mkdtemp(join(tmpdir(), 'hajri-simulate-pty-'))
   cleanups.push(() => rm(dir, { recursive: true, force: true }))
-  const pty = await startPtyPair(dir)
+  const pty = await startSocatPtyPair(dir)
   cleanups.push(() => pty.stop())
   const agent = await startSimulatorTestAgent({
-    devices: [{ id: 'main-door', ...device, serial: { path: pty.agentEnd, baudRate: 9600, ...serial } }],
+    devices: [{ id: 'main-door', ...device, serial: { path: pty.devPath, baudRate: 9600, ...serial } }],
   })
   cleanups.push(() => agent.stop())
   await until(() => agent.gateway.status().devices[0]?.state === 'connected', 'the agent to open its end')
@@ -60,7 +60,7 @@ describe.skipIf(socat.skipReason !== undefined)(
       const run = cliInProcess([
         'simulate',
         '--serial',
-        pty.deviceEnd,
+        pty.hostPath,
         '--employees',
         'E001,E002,E003',
         '--count',
@@ -91,7 +91,7 @@ describe.skipIf(socat.skipReason !== undefined)(
       const run = cliInProcess([
         'simulate',
         '--serial',
-        pty.deviceEnd,
+        pty.hostPath,
         '--format',
         'csv',
         '--time-zone',
@@ -113,7 +113,7 @@ describe.skipIf(socat.skipReason !== undefined)(
       const run = cliInProcess([
         'simulate',
         '--serial',
-        pty.deviceEnd,
+        pty.hostPath,
         '--baud-rate',
         '115200',
         '--format',
@@ -137,7 +137,7 @@ describe.skipIf(socat.skipReason !== undefined)(
 
     it('stops with exit 1 when the port goes away, having counted what it wrote', async () => {
       const { agent, pty } = await agentOnPty()
-      const run = cliInProcess(['simulate', '--serial', pty.deviceEnd, '--every', '1s'])
+      const run = cliInProcess(['simulate', '--serial', pty.hostPath, '--every', '1s'])
       await until(() => run.stdout().includes('(written)'), 'a first punch written')
       await spooledOnce(agent, 1)
       await pty.stop()
@@ -149,7 +149,7 @@ describe.skipIf(socat.skipReason !== undefined)(
       expect(Number(sent) - Number(written)).toBe(1)
       // EIO from the write, or serialport's disconnect first: either way, the port is named.
       expect(run.stderr()).toMatch(/^hajri-agent: .*serial port /m)
-      expect(run.stderr()).toContain(`serial port ${pty.deviceEnd}`)
+      expect(run.stderr()).toContain(`serial port ${pty.hostPath}`)
     })
   },
 )

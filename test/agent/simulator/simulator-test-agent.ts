@@ -96,40 +96,6 @@ export async function startSimulatorTestAgent(setup: AgentSetup): Promise<Simula
   }
 }
 
-/** A socat pseudo-terminal pair: `agentEnd` for the agent's serial input, `deviceEnd` for the simulator. */
-export async function startPtyPair(
-  dir: string,
-): Promise<{ agentEnd: string; deviceEnd: string; stop(): Promise<void> }> {
-  const agentEnd = join(dir, 'tty-agent')
-  const deviceEnd = join(dir, 'tty-device')
-  const child = spawn(
-    'socat',
-    ['-d', '-d', `pty,raw,echo=0,link=${agentEnd}`, `pty,raw,echo=0,link=${deviceEnd}`],
-    {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  )
-  let log = ''
-  await new Promise<void>((ready, fail) => {
-    child.stderr?.on('data', (data: Buffer) => {
-      log += data.toString()
-      if (log.includes('starting data transfer loop')) ready()
-    })
-    child.once('error', fail)
-    child.once('exit', (code) => fail(new Error(`socat exited (${code}) before it was ready: ${log}`)))
-  })
-  return {
-    agentEnd,
-    deviceEnd,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return
-      const exited = once(child, 'exit')
-      child.kill('SIGTERM')
-      await exited
-    },
-  }
-}
-
 export interface AgentRun {
   child: ChildProcess
   stdout(): string

@@ -1,7 +1,8 @@
 /**
- * A serial cable for end-to-end tests (issue 7): a socat pseudo-terminal pair, as
- * test/agent/inputs/serial-input.socat.test.ts and agent-durability.test.ts make one. The agent opens
- * `devPath` with the real serialport bindings; the test plays the device by writing to `hostPath`.
+ * A serial cable for tests: a socat pseudo-terminal pair. The agent opens `devPath` with the real
+ * serialport bindings; the test (or `hajri-agent simulate --serial`) plays the device on `hostPath`.
+ * Stopping socat removes both links, as unplugging a USB adapter removes its port; starting a new
+ * pair in the same directory plugs it back in.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
