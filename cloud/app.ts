@@ -1,7 +1,9 @@
+import type { Server } from 'node:http'
 import cookiePlugin from '@fastify/cookie'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, {
   type FastifyBaseLogger,
+  type FastifyHttpOptions,
   type FastifyInstance,
   type FastifyRequest,
   type FastifyServerOptions,
@@ -33,6 +35,7 @@ import { webhookEventTypeRoute } from './features/webhooks/event-type-route.js'
 import { WebhookSender } from './features/webhooks/webhook-sender.js'
 import { DEFAULT_WEBHOOK_SETTINGS } from './features/webhooks/webhook-settings.js'
 import authPlugin from './plugins/auth.js'
+import { refuseUndeclaredBodies } from './plugins/bodyless-routes.js'
 import browserOriginPlugin from './plugins/browser-origin.js'
 import consoleAuthPlugin from './plugins/console-auth.js'
 import dbPlugin from './plugins/db.js'
@@ -40,6 +43,8 @@ import errorsPlugin, { frameworkErrors } from './plugins/errors.js'
 import jsonBodyPlugin from './plugins/json-body.js'
 import openapiPlugin from './plugins/openapi.js'
 import { registerRateLimit } from './plugins/rate-limit.js'
+import securityHeadersPlugin, { applySecurityHeaders } from './plugins/security-headers.js'
+import { type ServerTimeouts, serverTimeoutOptions, serverTimeouts } from './plugins/server-timeouts.js'
 import staticConsolePlugin from './plugins/static-console.js'
 import { createServices, type Services } from './services.js'
 import { validatorCompiler } from './validation.js'
@@ -73,7 +78,15 @@ export interface AppOptions {
     Partial<
       Pick<
         CloudConfig,
-        'publicUrl' | 'oauthRateLimitPerIp' | 'oauthRateLimitPerClient' | 'consoleRateLimit' | 'webhooks'
+        | 'publicUrl'
+        | 'oauthRateLimitPerIp'
+        | 'oauthRateLimitPerClient'
+        | 'consoleRateLimit'
+        | 'webhooks'
+        | 'headersTimeoutSeconds'
+        | 'requestTimeoutSeconds'
+        | 'idleTimeoutSeconds'
+        | 'keepAliveTimeoutSeconds'
       >
     >
   database: DatabaseHandle
@@ -89,6 +102,8 @@ export interface AppOptions {
   dispatchWebhooks?: boolean
   /** Console sign-in requests a minute from one address; by default SIGN_INS_PER_IP_PER_MINUTE. */
   signInsPerIpPerMinute?: number
+  /** Slow-client timeouts in ms, over config's (tests use short ones); see server-timeouts.ts. */
+  serverTimeouts?: Partial<ServerTimeouts>
 }
 
 /** Requests a minute one admin token may make: far above what a person or a script needs. */
@@ -159,21 +174,49 @@ function requestId(req: { headers: Record<string, string | string[] | undefined>
   return `req_${pooledRandomBytes(12).toString('base64url')}`
 }
 
+/**
+ * HAJRI_TRUST_PROXY as Fastify takes it. A hop count trusts that many proxies nearest to us, as
+ * documented (README, deploy/Caddyfile) and as Express reads one. Fastify 5.12 trusts nothing for a
+ * number ("fail closed"), so behind the compose file's Caddy (HAJRI_TRUST_PROXY=1) every client had
+ * Caddy's address: one sign-in and token-endpoint limit, and one lockout, for everyone, and the
+ * audit log naming the proxy (found by the issue 8 security suite). Passed as a function, the count
+ * means what it says; it is only safe where nothing but the proxies can reach us, as the README says.
+ */
+export function trustProxyOption(value: CloudConfig['trustProxy']): FastifyServerOptions['trustProxy'] {
+  if (typeof value !== 'number') return value
+  const hops = value
+  return (_address: string, hop: number) => hop < hops
+}
+
 /** Builds the cloud app: plugins, then one route plugin per feature (DESIGN.md §1, §7). */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config, database } = options
   const now = options.now ?? nowMicros
-  const serverOptions: FastifyServerOptions = {
+  const origin = consoleOrigin(config.publicUrl)
+  const ms = (seconds: number | undefined) => (seconds === undefined ? undefined : seconds * 1000)
+  const timeouts = serverTimeouts({
+    headersMs: ms(config.headersTimeoutSeconds),
+    requestMs: ms(config.requestTimeoutSeconds),
+    idleMs: ms(config.idleTimeoutSeconds),
+    keepAliveMs: ms(config.keepAliveTimeoutSeconds),
+    ...options.serverTimeouts,
+  } as Partial<ServerTimeouts>)
+  const serverOptions: FastifyHttpOptions<Server> = {
     genReqId: requestId,
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     bodyLimit: config.bodyLimitBytes,
-    // Fastify also takes a hop count here, which its types leave out.
-    trustProxy: config.trustProxy as FastifyServerOptions['trustProxy'],
+    trustProxy: trustProxyOption(config.trustProxy),
     return503OnClosing: true,
     // Keep-alive sockets would hold a graceful shutdown open until they time out.
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
-    frameworkErrors,
+    // Router errors are answered before any hook runs: they get the security headers here.
+    frameworkErrors: (err, request, reply) => {
+      applySecurityHeaders(request, reply, origin)
+      frameworkErrors(err, request, reply)
+    },
+    // Slow clients are cut off (issue 8, OWASP API4): see server-timeouts.ts.
+    ...serverTimeoutOptions(timeouts),
   }
   if (options.logger === false) serverOptions.logger = false
   else if (options.logger) serverOptions.loggerInstance = options.logger
@@ -195,11 +238,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       })
     }
   })
+  // A route that declares no body takes none (issue 8, OWASP API3): see bodyless-routes.ts.
+  app.addHook('onRoute', refuseUndeclaredBodies)
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id)
   })
 
   await app.register(errorsPlugin)
+  // Every answer's security headers (issue 8, OWASP API8), errors and the console's files included.
+  await app.register(securityHeadersPlugin, { origin })
   await app.register(jsonBodyPlugin)
   // The console's session cookie (issue 6); parsed onRequest, before any authentication.
   await app.register(cookiePlugin)
@@ -238,7 +285,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(webhookEventTypeRoute, { prefix: '/api/public/v1' })
   // The console's sign-in: its own scope, before the administration API's, since signing in needs
   // no credential (issue 6). The routes share the /api/console/v1 prefix.
-  const origin = consoleOrigin(config.publicUrl)
   await app.register(consoleSessionRoutes, {
     prefix: '/api/console/v1',
     sessions: services.consoleSessions,

@@ -5,6 +5,7 @@ import {
   parseRetrySchedule,
   type WebhookSettings,
 } from './features/webhooks/webhook-settings.js'
+import { DEFAULT_SERVER_TIMEOUTS } from './plugins/server-timeouts.js'
 
 /**
  * hajri-cloud is configured by environment variables only (twelve-factor), so the same image runs
@@ -42,6 +43,15 @@ export interface CloudConfig {
   secretKey: string | undefined
   secretKeyFile: string | undefined
   webhooks: WebhookSettings
+  /**
+   * Slow clients (issue 8, OWASP API4), in seconds: the request line and headers, the whole request,
+   * a connection with no traffic, an idle keep-alive connection. Unset: the defaults of
+   * cloud/plugins/server-timeouts.ts (15, 60, 120 and 72 s).
+   */
+  headersTimeoutSeconds?: number | undefined
+  requestTimeoutSeconds?: number | undefined
+  idleTimeoutSeconds?: number | undefined
+  keepAliveTimeoutSeconds?: number | undefined
 }
 
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/hajri.db'
@@ -67,6 +77,18 @@ function integer(
   if (!/^\d+$/.test(raw) || value < min || value > max) {
     problems.push(`${name}: must be a whole number from ${min} to ${max}, got "${raw}"`)
     return fallback
+  }
+  return value
+}
+
+/** A whole number of seconds, or undefined when unset (the caller's default then applies). */
+function optionalSeconds(env: NodeJS.ProcessEnv, name: string, problems: string[]): number | undefined {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return undefined
+  const value = Number(raw)
+  if (!/^\d+$/.test(raw) || value < 1 || value > 3600) {
+    problems.push(`${name}: must be a whole number of seconds from 1 to 3600, got "${raw}"`)
+    return undefined
   }
   return value
 }
@@ -143,6 +165,17 @@ export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConf
       concurrency: integer(env, 'HAJRI_WEBHOOK_CONCURRENCY', 16, 1, 1000, problems),
       endpointConcurrency: integer(env, 'HAJRI_WEBHOOK_ENDPOINT_CONCURRENCY', 1, 1, 100, problems),
     },
+    headersTimeoutSeconds: optionalSeconds(env, 'HAJRI_HEADERS_TIMEOUT_SECONDS', problems),
+    requestTimeoutSeconds: optionalSeconds(env, 'HAJRI_REQUEST_TIMEOUT_SECONDS', problems),
+    idleTimeoutSeconds: optionalSeconds(env, 'HAJRI_IDLE_TIMEOUT_SECONDS', problems),
+    keepAliveTimeoutSeconds: optionalSeconds(env, 'HAJRI_KEEP_ALIVE_TIMEOUT_SECONDS', problems),
+  }
+  const headers = config.headersTimeoutSeconds ?? DEFAULT_SERVER_TIMEOUTS.headersMs / 1000
+  const request = config.requestTimeoutSeconds ?? DEFAULT_SERVER_TIMEOUTS.requestMs / 1000
+  if (headers > request) {
+    problems.push(
+      `HAJRI_HEADERS_TIMEOUT_SECONDS (${headers}) must not be longer than HAJRI_REQUEST_TIMEOUT_SECONDS (${request}): the headers are part of the request`,
+    )
   }
   if (config.secretKey !== undefined && Buffer.from(config.secretKey, 'base64').length !== 32) {
     problems.push('HAJRI_SECRET_KEY: must be 32 bytes in base64 (openssl rand -base64 32)')

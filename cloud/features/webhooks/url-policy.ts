@@ -1,12 +1,81 @@
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
 import { Agent as HttpAgent } from 'node:http'
 import { Agent as HttpsAgent } from 'node:https'
-import { isIP } from 'node:net'
+import { isIP, type LookupFunction, Socket, type TcpNetConnectOpts } from 'node:net'
+import type { Duplex } from 'node:stream'
 import ipaddr from 'ipaddr.js'
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent'
 
 export type UrlCheck = { ok: true; url: URL } | { ok: false; reason: string }
 
 const MAX_URL_LENGTH = 2048
+
+/**
+ * Addresses ipaddr.js (and so request-filtering-agent) calls unicast that no receiver has: the
+ * deprecated IPv4-compatible IPv6 block (RFC 4291 §2.5.5.1), where `[::127.0.0.1]` or
+ * `[::169.254.169.254]` passed as public (found by the issue 8 security suite).
+ */
+const DENIED = ['::/96'].map((cidr) => ipaddr.parseCIDR(cidr))
+
+const inDenied = (address: ipaddr.IPv4 | ipaddr.IPv6) =>
+  DENIED.some(([base, bits]) => address.kind() === base.kind() && address.match(base, bits))
+
+/** Whether an address is one a webhook may reach without the allowlist: public unicast only. */
+function isPublicUnicast(address: ipaddr.IPv4 | ipaddr.IPv6): boolean {
+  return address.range() === 'unicast' && !inDenied(address)
+}
+
+const deniedError = (address: string, host: string) =>
+  new Error(
+    `DNS lookup ${address}(host:${host}) is not allowed. Because, It is an IPv4-compatible IPv6 address.`,
+  )
+
+/**
+ * A lookup that refuses the DENIED addresses, for request-filtering-agent to check the rest (its
+ * own denyIPAddressList cannot hold an IPv6 network without warning on every IPv4 answer).
+ */
+function refusingLookup(lookup: LookupFunction = dnsLookup as LookupFunction): LookupFunction {
+  return ((hostname: string, options: LookupOptions, callback: (...args: unknown[]) => void) => {
+    lookup(hostname, options, ((err: Error | null, address: string | LookupAddress[], family?: number) => {
+      if (err) return callback(err)
+      const answers = Array.isArray(address) ? address : [{ address, family: family ?? 0 }]
+      const bad = answers.find((a) => isIP(a.address) && inDenied(ipaddr.parse(a.address)))
+      if (bad) return callback(deniedError(bad.address, hostname))
+      callback(null, address, family)
+    }) as never)
+  }) as unknown as LookupFunction
+}
+
+type ConnectionListener = (error: Error | null, socket: Duplex) => void
+
+/** The connection, unless its address (an IP literal, or a DNS answer) is DENIED. */
+function strictConnection(
+  options: TcpNetConnectOpts,
+  listener: ConnectionListener | undefined,
+  connect: (options: TcpNetConnectOpts, listener?: ConnectionListener) => Duplex,
+): Duplex {
+  const host = options.host ?? ''
+  if (isIP(host) && inDenied(ipaddr.parse(host))) {
+    const socket = new Socket()
+    const error = deniedError(host, host)
+    if (listener) listener(error, socket)
+    else socket.destroy(error)
+    return socket
+  }
+  return connect({ ...options, lookup: refusingLookup(options.lookup) }, listener)
+}
+
+class StrictHttpAgent extends RequestFilteringHttpAgent {
+  override createConnection(options: TcpNetConnectOpts, listener?: ConnectionListener) {
+    return strictConnection(options, listener, (o, l) => super.createConnection(o, l))
+  }
+}
+
+class StrictHttpsAgent extends RequestFilteringHttpsAgent {
+  override createConnection(options: TcpNetConnectOpts, listener?: ConnectionListener) {
+    return strictConnection(options, listener, (o, l) => super.createConnection(o, l))
+  }
+}
 
 /**
  * Where webhooks may go (issue 5, DESIGN.md §4): https on the public internet. The decisive check
@@ -26,10 +95,7 @@ export class WebhookUrlPolicy {
     this.hosts = new Set(allowlist.filter((entry) => !isNetwork(entry)).map((h) => h.toLowerCase()))
     this.networks = allowlist.filter(isNetwork)
     const options = { keepAlive: true, allowIPAddressList: this.networks }
-    this.filtering = {
-      http: new RequestFilteringHttpAgent(options),
-      https: new RequestFilteringHttpsAgent(options),
-    }
+    this.filtering = { http: new StrictHttpAgent(options), https: new StrictHttpsAgent(options) }
     this.open = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) }
   }
 
@@ -49,7 +115,7 @@ export class WebhookUrlPolicy {
       return { ok: false, reason: 'must be an https:// URL' }
     }
     const literal = url.hostname.replace(/^\[(.*)\]$/, '$1')
-    if (!allowed && isIP(literal) && ipaddr.parse(literal).range() !== 'unicast') {
+    if (!allowed && isIP(literal) && !isPublicUnicast(ipaddr.parse(literal))) {
       return { ok: false, reason: 'must not point at a loopback, private, link-local or reserved address' }
     }
     return { ok: true, url }
