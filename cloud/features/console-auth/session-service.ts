@@ -107,6 +107,10 @@ export class ConsoleSessionService {
     previousSecret?: string,
   ): Promise<{ secret: string; session: AuthenticatedSession }> {
     const email = normalizeEmail(input.email)
+    // White space alone has a length (the schema takes it) but names no one once trimmed; counted,
+    // it would share one throttle key, "email:", with every other blank attempt (issue 8, found by
+    // fuzzing what requests store).
+    if (email === '') throw invalid('#/email', 'must not be blank')
     const attempt = { email, ip }
     const { lastAllowed } = await this.throttle.admit(attempt)
     const { db, audit } = this.deps
