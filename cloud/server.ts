@@ -20,7 +20,7 @@ export async function startServer(config: CloudConfig, log: FastifyBaseLogger): 
     poolSize: config.databasePoolSize,
     secretKey: config.secretKey,
     secretKeyFile: config.secretKeyFile,
-    onPoolError: (err) => log.warn({ err }, 'idle database connection failed'),
+    onPoolError: (err) => log.warn({ err }, 'database connection failed'),
   })
   try {
     // The key that seals webhook secrets, loaded now: a missing or bad one stops the start, not a request.

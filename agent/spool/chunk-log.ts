@@ -1,10 +1,11 @@
 import { opendirSync, rmSync, statSync } from 'node:fs'
-import { mkdir, rename, rm } from 'node:fs/promises'
+import { mkdir, readFile, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Low } from 'lowdb'
 import type { Logger } from 'pino'
 import { forEachBounded } from './bounded.js'
 import { ChunkIndex, type IndexedChunk } from './chunk-index.js'
+import { salvageItems } from './chunk-salvage.js'
 import { CorruptFileError, DurableJsonFile, syncDirectory } from './durable-json-file.js'
 import { unlinkIfPresent } from './small-files.js'
 
@@ -33,6 +34,14 @@ export interface ChunkLogOptions<T> {
   maxItemsPerChunk: number
   /** Whether a stored item still has the shape written; a chunk with one that does not is corrupt. */
   isItem: (value: unknown) => value is T
+  /**
+   * Whether an item found in a damaged chunk is whole and may be stored again (see read()); isItem
+   * by default. It runs only on damaged chunks, so it may check what is too dear to check on every
+   * read (a punch's id against its fields).
+   */
+  isIntact?: (value: unknown) => value is T
+  /** The longest an item's JSON can be: salvage looks no further for the end of one (chunk-salvage.ts). */
+  maxItemChars?: number
   log: Logger
 }
 
@@ -49,15 +58,20 @@ export const FILE_CONCURRENCY = 16
  * DurableJsonFile. Appends that arrive while a commit is being written share the next one (group
  * commit): their items go into as few chunk files as fit, each fsynced, then the directory once,
  * and every caller hears back only then. Chunks are read one at a time and removed whole, so memory
- * holds the index, never the backlog. A chunk that cannot be read back is moved to quarantine/ and
- * reported; the others carry on.
+ * holds the index, never the backlog. A chunk that cannot be read back has its intact items
+ * salvaged into new chunks, is moved to quarantine/ and reported; the others carry on.
  */
 export class ChunkLog<T> {
   private readonly chunks = new ChunkIndex()
   private queue: Pending<T>[] = []
   private flushing: Promise<void> | undefined
   private nextSeq = 1
+  /** Damaged chunks being salvaged, by sequence number: a second reader waits for the first. */
+  private readonly recovering = new Map<number, Promise<void>>()
   quarantined = 0
+  /** Items of quarantined chunks stored again, and those that could not be read back. */
+  salvaged = 0
+  unrecoverable = 0
 
   constructor(private readonly options: ChunkLogOptions<T>) {}
 
@@ -167,8 +181,8 @@ export class ChunkLog<T> {
   }
 
   /**
-   * A chunk's items. A chunk that cannot be read back whole is quarantined and dropped from the
-   * index (a CorruptFileError is thrown): its file is kept for an operator, never deleted.
+   * A chunk's items. A chunk that cannot be read back whole is salvaged and quarantined (see
+   * recover()), then a CorruptFileError is thrown: its file is kept for an operator, never deleted.
    */
   async read(ref: ChunkRef): Promise<T[]> {
     try {
@@ -187,9 +201,41 @@ export class ChunkLog<T> {
       return data.items
     } catch (err) {
       if (!(err instanceof CorruptFileError)) throw err
-      await this.quarantine(ref, err)
+      let recovery = this.recovering.get(ref.seq)
+      if (!recovery) {
+        recovery = this.recover(ref, err).finally(() => this.recovering.delete(ref.seq))
+        this.recovering.set(ref.seq, recovery)
+      }
+      await recovery
       throw err
     }
+  }
+
+  /**
+   * Issue 8: a damaged chunk must not take the punches that can still be read with it. Every intact
+   * item in the file (isIntact) is appended again, durably, as new chunks at the end of the log,
+   * and only then is the file moved to quarantine/: a crash in between finds the file again and
+   * salvages it twice, whose copies the cloud dedupes by punch id. If the append fails (a full
+   * disk), the error goes to the caller and the chunk stays as it is, to be tried again.
+   */
+  private async recover(ref: ChunkRef, err: CorruptFileError): Promise<void> {
+    // Quarantined by an earlier read, or removed since: nothing of it is ours to salvage.
+    if (!this.chunks.has(ref.seq, ref.count)) return
+    let text = ''
+    try {
+      text = await readFile(ref.file, 'utf8')
+    } catch (readError) {
+      if ((readError as NodeJS.ErrnoException).code !== 'ENOENT') throw readError
+    }
+    const { items, cutShort } = salvageItems(text, {
+      isItem: this.options.isIntact ?? this.options.isItem,
+      maxItemChars: this.options.maxItemChars,
+    })
+    await this.append(items)
+    const unrecoverable = Math.max(0, ref.count - items.length)
+    this.salvaged += items.length
+    this.unrecoverable += unrecoverable
+    await this.quarantine(ref, err, { salvaged: items.length, unrecoverable, cutShort })
   }
 
   /**
@@ -228,14 +274,19 @@ export class ChunkLog<T> {
     return { ...chunk, file: this.fileOf(chunk) }
   }
 
-  private async quarantine(ref: ChunkRef, err: CorruptFileError): Promise<void> {
+  private async quarantine(
+    ref: ChunkRef,
+    err: CorruptFileError,
+    salvage: { salvaged: number; unrecoverable: number; cutShort: boolean },
+  ): Promise<void> {
     this.quarantined++
     this.chunks.remove(ref.seq, ref.count)
     await mkdir(this.quarantineDir, { recursive: true })
-    await rename(ref.file, join(this.quarantineDir, `${ref.seq}-${Date.now()}.json`)).catch(() => {})
+    const kept = join(this.quarantineDir, `${ref.seq}-${Date.now()}.json`)
+    await rename(ref.file, kept).catch(() => {})
     this.options.log.error(
-      { err, file: ref.file, items: ref.count },
-      'corrupt chunk quarantined; the rest carries on',
+      { err, file: ref.file, quarantinedAs: kept, items: ref.count, ...salvage },
+      'corrupt chunk quarantined, its intact items salvaged into the spool; the rest carries on',
     )
   }
 

@@ -1,5 +1,7 @@
 import type { Logger } from 'pino'
+import { parseTimestamp } from '../../shared/time.js'
 import type { EventBus } from '../events.js'
+import { punchId } from '../punch/punch-id.js'
 import type { SpooledPunch } from '../punch/spooled-punch.js'
 import { ChunkLog, type ChunkRef } from './chunk-log.js'
 
@@ -23,6 +25,18 @@ function isPunch(value: unknown): value is SpooledPunch {
     typeof p.punchedAt === 'string' &&
     typeof p.receivedAt === 'string'
   )
+}
+
+/**
+ * A punch found in a damaged chunk is stored again only if it is whole: its shape, and its id still
+ * the hash of its fields (DESIGN.md §5), so a record altered by the damage (a flipped character in
+ * an employee code or a time) is not forwarded as a punch nobody made. It stays in the quarantined
+ * file for an operator.
+ */
+function isIntactPunch(value: unknown): value is SpooledPunch {
+  if (!isPunch(value)) return false
+  const at = parseTimestamp(value.punchedAt)
+  return at !== undefined && punchId(value.deviceId, value.employeeCode, at, value.punchType) === value.id
 }
 
 export interface SpoolOptions {
@@ -53,6 +67,9 @@ export class Spool {
       kind: 'chunk',
       maxItemsPerChunk: options.chunkPunches,
       isItem: isPunch,
+      isIntact: isIntactPunch,
+      // A punch is a few hundred characters (ids, codes and times of bounded length).
+      maxItemChars: 4096,
       log: options.log,
     })
   }
@@ -113,6 +130,8 @@ export class Spool {
       ...this.chunks.stats(),
       maxBytes: this.options.maxBytes,
       quarantined: this.chunks.quarantined,
+      salvaged: this.chunks.salvaged,
+      unrecoverable: this.chunks.unrecoverable,
       backlogPeak: this.backlogPeak,
     }
   }

@@ -116,8 +116,13 @@ function retryable(response: Response<string>): RetryableError {
     typeof problem?.code === 'string'
       ? `${problem.code}: ${String(problem.detail ?? problem.title ?? '')}`
       : ''
+  const headers = response.headers as Record<string, string | undefined>
   return new RetryableError(
     `the cloud answered ${response.statusCode}${what ? ` (${what})` : ''}`,
-    serverHintMs(response.headers as Record<string, string | undefined>),
+    // RateLimit-Reset says when the quota starts again: a reason to wait only once it has run out
+    // (429). The cloud sends it on every answer after its rate-limit hook, a 500 included, where
+    // waiting for it stalled forwarding for up to a minute after a database restart (issue 8,
+    // found by the chaos test). Retry-After is the server asking, whatever the status.
+    serverHintMs(response.statusCode === 429 ? headers : { 'retry-after': headers['retry-after'] }),
   )
 }

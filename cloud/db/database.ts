@@ -90,7 +90,15 @@ export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Da
     }
   }
   const pool = new pg.Pool({ connectionString: target.url, max: options.poolSize ?? 10, types: pgTypes })
-  pool.on('error', options.onPoolError ?? (() => {}))
+  const onPoolError = options.onPoolError ?? (() => {})
+  pool.on('error', onPoolError)
+  // pg-pool hears a connection's errors only while it is idle. One in use with no statement running
+  // (between two statements of a transaction) that PostgreSQL ends (a restart, pg_terminate_backend)
+  // emits 'error' on its client, and unheard that ended the process (issue 8, found by the chaos
+  // test). Heard while in use, the next statement on it fails instead, and the pool drops it on release.
+  const inUse = (err: Error) => onPoolError(err)
+  pool.on('acquire', (client) => client.on('error', inUse))
+  pool.on('release', (_err, client) => client.removeListener('error', inUse))
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
   const safe = new URL(target.url)
   safe.password = ''
