@@ -7,6 +7,8 @@ export interface AgentEvents {
   deviceState: { deviceId: string; state: 'connected' | 'disconnected' | 'waiting'; detail?: string }
   /** Punches of a device reached the spool. */
   punchesSpooled: { deviceId: string; count: number; lastPunchedAt: string; skewSeconds: number | undefined }
+  /** Punches a device sent again that were stored lately already (stored again; the cloud keeps one). */
+  punchesResent: { deviceId: string; count: number }
   /** A frame could not be read. */
   frameMalformed: { deviceId: string; error: string }
   /** Punches or frames went to dead letters. */
@@ -15,6 +17,11 @@ export interface AgentEvents {
   spoolFull: { bytes: number; maxBytes: number }
   /** Punches the cloud has accepted (created or duplicate). */
   punchesForwarded: { count: number }
+  /** A request of an ADMS terminal was answered (or refused before it was read). */
+  admsRequest: {
+    route: 'handshake' | 'upload' | 'poll' | 'result' | 'ping' | 'other'
+    outcome: 'ok' | 'refused' | 'unknown_device' | 'bad_request' | 'not_found' | 'too_large' | 'unavailable'
+  }
   /** A request to the cloud failed and will be retried. */
   forwardFailed: { error: string; retryInMs: number }
 }

@@ -2,6 +2,7 @@
 
 import { isValidTimeZone, parseTimestamp } from '../../shared/time.js'
 import { filtersOverlap, topicFilterProblem } from '../inputs/topic-matcher.js'
+import { parseAddressRange } from './address-range.js'
 import { parseByteSize } from './byte-size.js'
 import type { PathSegment } from './config-file-error.js'
 import { parseListenAddress } from './listen-address.js'
@@ -35,12 +36,48 @@ export function checkCrossFields(document: unknown, problems: ProblemList, now =
   }
   const mqtt = mapping(root.mqtt)
   if (mqtt) checkMqtt(mqtt, problems)
+  const adms = mapping(root.adms)
+  if (adms) checkAdms(adms, problems)
   if (Array.isArray(root.devices)) {
     checkDevices(
       root.devices,
-      mqtt !== undefined && (has(mqtt, 'embedded') || has(mqtt, 'external')),
+      {
+        broker: mqtt !== undefined && (has(mqtt, 'embedded') || has(mqtt, 'external')),
+        adms: adms !== undefined,
+      },
       problems,
     )
+  }
+}
+
+/** The smallest ADMS body limit: a terminal's batch of a few hundred records must fit. */
+export const MIN_ADMS_BODY_BYTES = 64 * 1024
+
+function checkAddressList(value: unknown, at: PathSegment[], problems: ProblemList): void {
+  if (!Array.isArray(value)) return
+  value.forEach((entry, i) => {
+    if (typeof entry === 'string' && !parseAddressRange(entry)) {
+      problems.add(
+        [...at, i],
+        'is not an IP address or a subnet in CIDR form, e.g. 192.168.10.25 or 192.168.10.0/24',
+      )
+    }
+  })
+}
+
+function checkAdms(adms: Mapping, problems: ProblemList): void {
+  const listen = text(adms.listen)
+  if (listen !== undefined && !parseListenAddress(listen)) {
+    problems.add(['adms', 'listen'], 'must be host:port with a port from 1 to 65535, e.g. 0.0.0.0:8081')
+  }
+  checkAddressList(adms.allowFrom, ['adms', 'allowFrom'], problems)
+  const size = adms.maxBodyBytes
+  if (typeof size === 'number' || typeof size === 'string') {
+    const parsed = parseByteSize(size)
+    if (!parsed.ok) problems.add(['adms', 'maxBodyBytes'], parsed.message)
+    else if (parsed.bytes < MIN_ADMS_BODY_BYTES) {
+      problems.add(['adms', 'maxBodyBytes'], "must be at least 64KiB: a terminal's upload must fit")
+    }
   }
 }
 
@@ -150,9 +187,14 @@ function checkMqtt(mqtt: Mapping, problems: ProblemList): void {
   }
 }
 
-function checkDevices(devices: readonly unknown[], hasBroker: boolean, problems: ProblemList): void {
+function checkDevices(
+  devices: readonly unknown[],
+  listeners: { broker: boolean; adms: boolean },
+  problems: ProblemList,
+): void {
   const ids = new Map<string, number>()
   const ports = new Map<string, number>()
+  const serialNumbers = new Map<string, number>()
   const topics: { topic: string; index: number }[] = []
   devices.forEach((entry, i) => {
     const device = mapping(entry)
@@ -165,9 +207,35 @@ function checkDevices(devices: readonly unknown[], hasBroker: boolean, problems:
       else problems.add([...at, 'id'], `is also the id of devices[${first}]: device ids must be unique`)
     }
     checkTimeZone(device.timezone, [...at, 'timezone'], problems)
-    if (!has(device, 'mqtt') && !has(device, 'serial')) {
-      problems.add(at, 'needs mqtt or serial (or both): how the agent hears this device')
+    if (!has(device, 'mqtt') && !has(device, 'serial') && !has(device, 'adms')) {
+      problems.add(at, 'needs mqtt, serial or adms: how the agent hears this device')
     }
+    const adms = mapping(device.adms)
+    if (has(device, 'adms')) {
+      if (has(device, 'mqtt') || has(device, 'serial')) {
+        problems.add(
+          [...at, 'adms'],
+          'cannot be combined with mqtt or serial: a push terminal is one device entry of its own',
+        )
+      } else if (!listeners.adms) {
+        problems.add(
+          [...at, 'adms'],
+          'needs the ADMS listener: set adms (at least adms: {}) at the top level',
+        )
+      }
+    }
+    const serialNumber = text(adms?.serialNumber)
+    if (serialNumber !== undefined) {
+      const first = serialNumbers.get(serialNumber)
+      if (first === undefined) serialNumbers.set(serialNumber, i)
+      else {
+        problems.add(
+          [...at, 'adms', 'serialNumber'],
+          `is also the serial number of devices[${first}]: a terminal is one device`,
+        )
+      }
+    }
+    checkAddressList(adms?.allowFrom, [...at, 'adms', 'allowFrom'], problems)
     if (has(device, 'statusMap') && has(device, 'punchType')) {
       problems.add(
         [...at, 'punchType'],
@@ -175,7 +243,7 @@ function checkDevices(devices: readonly unknown[], hasBroker: boolean, problems:
       )
     }
     const mqtt = mapping(device.mqtt)
-    if (has(device, 'mqtt') && !hasBroker) {
+    if (has(device, 'mqtt') && !listeners.broker) {
       problems.add([...at, 'mqtt'], 'needs a broker: set mqtt.embedded or mqtt.external at the top level')
     }
     const topic = text(mqtt?.topic)

@@ -29,7 +29,7 @@ export interface LoadOptions {
  * 4. The document is validated against AgentConfigSchema, then by the rules a schema cannot say
  *    (cross-field-checks.ts); the `...File` secrets are read, and TLS files checked.
  * 5. Any problem: ConfigFileError with every problem found, each at its path. Otherwise the runtime
- *    form: secrets in their fields, `spool.maxBytes` in bytes, and every file path (spool.dir,
+ *    form: secrets in their fields, sizes (`spool.maxBytes`, `adms.maxBodyBytes`) in bytes, and every file path (spool.dir,
  *    TLS files) absolute, a relative one taken from the configuration file's directory.
  */
 export async function loadAgentConfig(
@@ -81,7 +81,7 @@ type RuntimeMqtt = NonNullable<AgentConfig['mqtt']>
 function toRuntimeConfig(file: AgentConfigFile, secrets: SecretsRead, baseDir: string): AgentConfig {
   // Every problem has been ruled out by now, so each secret below is there.
   const secret = (inline: string | undefined, fileSetting: string) => inline ?? secrets.get(fileSetting) ?? ''
-  const { mqtt, cloud, spool, ...rest } = file
+  const { mqtt, cloud, spool, adms, ...rest } = file
   const { clientSecretFile: _file, ...cloudRest } = cloud
   const maxBytes = parseByteSize(spool.maxBytes)
   const config: AgentConfig = {
@@ -90,6 +90,10 @@ function toRuntimeConfig(file: AgentConfigFile, secrets: SecretsRead, baseDir: s
     spool: { ...spool, dir: resolveFrom(baseDir, spool.dir), maxBytes: maxBytes.ok ? maxBytes.bytes : 0 },
   }
   if (mqtt) config.mqtt = runtimeMqtt(mqtt, secret, baseDir)
+  if (adms) {
+    const bodyBytes = parseByteSize(adms.maxBodyBytes)
+    config.adms = { ...adms, maxBodyBytes: bodyBytes.ok ? bodyBytes.bytes : 0 }
+  }
   return config
 }
 

@@ -24,6 +24,9 @@ export const PATTERN_HINTS: Readonly<Record<string, string>> = {
   '^https?://': 'must be a URL starting with https:// (or http://), e.g. https://hajri.example.com',
   '^[^:]+:\\d{1,5}$|^\\[[0-9a-fA-F:]+\\]:\\d{1,5}$': 'must be host:port, e.g. 127.0.0.1:9410 or [::1]:9410',
   '^(0|[1-9]\\d{0,2})$': 'must be a device status number from 0 to 999, without leading zeros',
+  '^[A-Za-z0-9][A-Za-z0-9_-]*$':
+    'must be a serial number as the terminal shows it: letters and digits (and "_" or "-"), e.g. CJDE193560303',
+  '^[A-Za-z0-9._-]+$': 'must hold only letters, digits, ".", "_" and "-", e.g. E',
 }
 
 const DATE_TIME_MESSAGE =

@@ -151,12 +151,65 @@ const SerialDevice = Type.Object(
   { additionalProperties: false },
 )
 
+/** Device addresses or subnets (CIDR), IPv4 or IPv6. */
+const AddressList = (description: string) =>
+  Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 256, description })
+
+const AdmsDevice = Type.Object(
+  {
+    serialNumber: Type.String({
+      minLength: 1,
+      maxLength: 64,
+      pattern: '^[A-Za-z0-9][A-Za-z0-9_-]*$',
+      description:
+        "The terminal's serial number (SN) as it sends it: Menu → System Info → Device Info, or the label on its back.",
+    }),
+    allowFrom: Type.Optional(
+      AddressList(
+        'Only these addresses or subnets may speak for this device (on top of adms.allowFrom). The serial number is all a push device sends to identify itself, so this stops another machine on the LAN from posing as it.',
+      ),
+    ),
+  },
+  { additionalProperties: false },
+)
+
+/**
+ * PIN to employee code: devices enrolled with plain numbers (PIN 42) for a tenant whose codes are
+ * E0042. Numeric PINs are zero-padded to `width`, then `prefix` is put in front.
+ */
+const PinRule = Type.Object(
+  {
+    prefix: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 16,
+        pattern: '^[A-Za-z0-9._-]+$',
+        description: 'Put in front of every PIN, e.g. E.',
+      }),
+    ),
+    width: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 32,
+        description: 'Numeric PINs shorter than this are padded with zeros on the left (42 → 0042 for 4).',
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "How a device's PIN becomes the employee code: PIN 42 with { prefix: E, width: 4 } is E0042. Without it the PIN is the code.",
+  },
+)
+
 const Device = Type.Object(
   {
     id: Id,
     timezone: Type.Optional(TimeZone),
     mqtt: Type.Optional(MqttDevice),
     serial: Type.Optional(SerialDevice),
+    adms: Type.Optional(AdmsDevice),
+    pin: Type.Optional(PinRule),
     statusMap: Type.Optional(
       // Keys without leading zeros: the formats read a status as a number ("01" arrives as "1"), so a
       // key "01" could never match. Unknown keys are refused, not ignored (patternProperties alone
@@ -188,6 +241,7 @@ export const AgentConfigSchema = Type.Object(
           description:
             'A punch dated before this is a device with a reset clock: parked as device_clock_invalid.',
         }),
+        pin: Type.Optional(PinRule),
       },
       { additionalProperties: false },
     ),
@@ -253,6 +307,56 @@ export const AgentConfigSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    adms: Type.Optional(
+      Type.Object(
+        {
+          listen: Type.String({
+            pattern: '^[^:]+:\\d{1,5}$|^\\[[0-9a-fA-F:]+\\]:\\d{1,5}$',
+            default: '0.0.0.0:8081',
+            description:
+              "host:port the ADMS (iclock push) listener takes: the address and port typed into each terminal's Cloud Server / ADMS menu.",
+          }),
+          allowFrom: Type.Optional(
+            AddressList(
+              'Only these addresses or subnets (e.g. 192.168.10.0/24) may connect; others are refused at once. Without it, any host that reaches the port may.',
+            ),
+          ),
+          pollSeconds: Type.Integer({
+            minimum: 1,
+            maximum: 300,
+            default: 10,
+            description: "How often terminals ask for commands (the protocol's Delay).",
+          }),
+          errorDelaySeconds: Type.Integer({
+            minimum: 1,
+            maximum: 300,
+            default: 30,
+            description: 'How long a terminal waits before trying again after a failed request (ErrorDelay).',
+          }),
+          realtime: Type.Boolean({
+            default: true,
+            description:
+              'Terminals upload each punch the moment it is made (Realtime=1); false: every minute.',
+          }),
+          maxBodyBytes: ByteSize({
+            default: '2MiB',
+            description:
+              'The largest request body accepted; a larger one is refused (413) and the terminal keeps its records.',
+          }),
+          maxConnections: Type.Integer({
+            minimum: 1,
+            maximum: 10_000,
+            default: 256,
+            description: 'Connections open at once; more are refused until one closes.',
+          }),
+        },
+        {
+          additionalProperties: false,
+          description:
+            'Listener for ZKTeco/eSSL terminals that push over HTTP (ADMS, the /iclock/ protocol). Needed when a device has an adms section.',
+        },
+      ),
+    ),
     devices: Type.Array(Device, { minItems: 1 }),
   },
   { additionalProperties: false, title: 'hajri-agent configuration' },
@@ -265,7 +369,7 @@ export type AgentConfigFile = Static<typeof AgentConfigSchema>
  * The configuration the agent runs with: the file with defaults applied, `${ENV}` substituted,
  * every `...File` secret read into its field, and sizes in bytes.
  */
-export type AgentConfig = Omit<AgentConfigFile, 'cloud' | 'spool' | 'mqtt'> & {
+export type AgentConfig = Omit<AgentConfigFile, 'cloud' | 'spool' | 'mqtt' | 'adms'> & {
   cloud: Omit<AgentConfigFile['cloud'], 'clientSecretFile'> & { clientSecret: string }
   spool: Omit<AgentConfigFile['spool'], 'maxBytes'> & { maxBytes: number }
   mqtt?: {
@@ -274,6 +378,10 @@ export type AgentConfig = Omit<AgentConfigFile, 'cloud' | 'spool' | 'mqtt'> & {
     }
     external?: Omit<NonNullable<NonNullable<AgentConfigFile['mqtt']>['external']>, 'passwordFile'>
   }
+  adms?: Omit<NonNullable<AgentConfigFile['adms']>, 'maxBodyBytes'> & { maxBodyBytes: number }
 }
+
+export type AdmsConfig = NonNullable<AgentConfig['adms']>
+export type PinRuleConfig = Static<typeof PinRule>
 
 export type DeviceConfig = AgentConfig['devices'][number]

@@ -9,7 +9,13 @@ export type RecordFormat = (frame: string) => FrameParse
 
 /** The parser for what a device sends over a transport, as its configuration names it. */
 export function recordFormat(device: DeviceConfig, transport: Transport): RecordFormat {
-  const name = transport === 'mqtt' ? (device.mqtt?.format ?? 'json') : (device.serial?.format ?? 'zk-attlog')
+  // ADMS carries ATTLOG lines by definition (Attendance PUSH: table=ATTLOG).
+  const name =
+    transport === 'adms'
+      ? 'zk-attlog'
+      : transport === 'mqtt'
+        ? (device.mqtt?.format ?? 'json')
+        : (device.serial?.format ?? 'zk-attlog')
   switch (name) {
     case 'zk-attlog':
       return parseZkAttlog

@@ -2,8 +2,15 @@ import type { DevicePunch, FrameParse } from '../punch/device-punch.js'
 
 // DESIGN.md §5: PIN \t YYYY-MM-DD HH:mm:ss \t status \t verify \t workcode ... (ZKTeco/eSSL ATTLOG).
 const TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/
+/**
+ * Longer than any record a terminal writes (twelve fields with a base64 GPS extension stay under a
+ * kilobyte): such a line is not read at all, only kept (truncated) in dead letters.
+ */
+export const MAX_ATTLOG_LINE_CHARS = 4096
 
 function parseLine(line: string): DevicePunch | string {
+  if (line.length > MAX_ATTLOG_LINE_CHARS)
+    return `the line is longer than ${MAX_ATTLOG_LINE_CHARS} characters`
   const fields = line.split('\t').map((f) => f.trim())
   if (fields.length < 3)
     return `expected PIN, time and status separated by tabs, got ${fields.length} field(s)`

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import type { PunchSink } from '../intake/punch-sink.js'
+import type { AcceptSummary, PunchSink } from '../intake/punch-sink.js'
 import { SpoolFullError } from '../spool/spool.js'
 
 /** Topics remembered for "logged once"; a client inventing topics cannot grow memory past this. */
@@ -80,6 +80,6 @@ export class MqttInputLog {
 }
 
 /** `sink.accept` as a promise even if a sink throws instead of rejecting: inside a broker callback a throw would escape into aedes or mqtt.js. */
-export function acceptSafely(sink: PunchSink, deviceId: string, frame: Buffer): Promise<void> {
-  return new Promise<void>((resolve) => resolve(sink.accept(deviceId, 'mqtt', frame)))
+export function acceptSafely(sink: PunchSink, deviceId: string, frame: Buffer): Promise<AcceptSummary> {
+  return new Promise<AcceptSummary>((resolve) => resolve(sink.accept(deviceId, 'mqtt', frame)))
 }

@@ -7,11 +7,17 @@ import { type NormalizeContext, normalizePunch } from '../punch/normalize.js'
 import type { SpooledPunch } from '../punch/spooled-punch.js'
 import type { DeadLetters, NewDeadLetter } from '../spool/dead-letters.js'
 import type { Spool } from '../spool/spool.js'
-import type { PunchSink, Transport } from './punch-sink.js'
+import type { AcceptSummary, PunchSink, Transport } from './punch-sink.js'
+import { RecentPunchIds } from './recent-punch-ids.js'
 
 /** How much of a bad frame goes into logs (hex) and dead letters (text). */
 const LOGGED_BYTES = 64
 const KEPT_CHARACTERS = 1024
+/**
+ * Punch ids remembered to tell a resend from a new punch, for all devices together: a few MB at
+ * most (ids are 36 characters), and more than a terminal's largest upload batch many times over.
+ */
+const RECENT_IDS = 20_000
 
 interface Device {
   config: DeviceConfig
@@ -28,6 +34,7 @@ interface Device {
 export class PunchIntake implements PunchSink {
   private readonly devices = new Map<string, Device>()
   private readonly clockFloor: number
+  private readonly recent = new RecentPunchIds(RECENT_IDS)
 
   constructor(
     private readonly deps: {
@@ -46,6 +53,7 @@ export class PunchIntake implements PunchSink {
       const formats: Device['formats'] = {}
       if (config.mqtt) formats.mqtt = recordFormat(config, 'mqtt')
       if (config.serial) formats.serial = recordFormat(config, 'serial')
+      if (config.adms) formats.adms = recordFormat(config, 'adms')
       this.devices.set(config.id, { config, formats, log: deps.log.child({ deviceId: config.id }) })
     }
   }
@@ -57,7 +65,7 @@ export class PunchIntake implements PunchSink {
     this.deps.events.emit('deadLettered', { deviceId, reason: 'malformed_frame', count: 1 })
   }
 
-  async accept(deviceId: string, transport: Transport, frame: Buffer): Promise<void> {
+  async accept(deviceId: string, transport: Transport, frame: Buffer): Promise<AcceptSummary> {
     const device = this.devices.get(deviceId)
     const format = device?.formats[transport]
     if (!device || !format) throw new Error(`no ${transport} device ${deviceId}`)
@@ -69,9 +77,11 @@ export class PunchIntake implements PunchSink {
       clockFloor: this.clockFloor,
       statusMap: device.config.statusMap,
       fixedPunchType: device.config.punchType,
+      pin: device.config.pin ?? this.deps.config.site.pin,
       now,
     }
     const punches: SpooledPunch[] = []
+    let resent = 0
     const dead: NewDeadLetter[] = []
     for (const { record, error } of parsed.malformed) {
       device.log.warn(
@@ -83,8 +93,11 @@ export class PunchIntake implements PunchSink {
     }
     for (const record of parsed.punches) {
       const normalized = normalizePunch(record, context)
-      if (normalized.ok) punches.push(normalized.punch)
-      else {
+      if (normalized.ok) {
+        // Stored again all the same: the id makes the copy harmless, and counting is all this is for.
+        if (this.recent.has(normalized.punch.id)) resent++
+        punches.push(normalized.punch)
+      } else {
         device.log.warn(
           { reason: normalized.reason, detail: normalized.detail },
           'punch parked in dead letters',
@@ -102,7 +115,9 @@ export class PunchIntake implements PunchSink {
     // The spool first: if it refuses, nothing was stored and the source sends the frame again, so
     // its dead letters must not be written yet (they would be written once per attempt).
     await this.deps.spool.append(punches)
+    for (const punch of punches) this.recent.add(punch.id)
     if (dead.length > 0) await this.deps.deadLetters.add(dead)
+    if (resent > 0) this.deps.events.emit('punchesResent', { deviceId, count: resent })
     if (dead.length > 0) {
       this.deps.events.emit('deadLettered', {
         deviceId,
@@ -112,14 +127,22 @@ export class PunchIntake implements PunchSink {
     }
     const last = punches.at(-1)
     if (last) {
-      const at = parseTimestamp(last.punchedAt) ?? now
+      // The newest punch of the frame (a terminal's batch is in time order, but need not be).
+      let at = Number.NEGATIVE_INFINITY
+      for (const punch of punches) at = Math.max(at, parseTimestamp(punch.punchedAt) ?? now)
       this.deps.events.emit('punchesSpooled', {
         deviceId,
         count: punches.length,
         lastPunchedAt: last.punchedAt,
-        // How far the device clock is from ours, as seen on a punch sent the moment it was made.
+        // A lower bound of how far the device clock is ahead of ours (see StatusTracker's estimate).
         skewSeconds: Math.round((at - now) / 1_000_000),
       })
+    }
+    return {
+      records: parsed.punches.length + parsed.malformed.length,
+      spooled: punches.length,
+      resent,
+      deadLettered: dead.length,
     }
   }
 }

@@ -27,6 +27,8 @@ export interface NormalizeContext {
   statusMap?: Readonly<Record<string, 'IN' | 'OUT'>>
   /** A reader that only ever records one direction (separate entry and exit readers). */
   fixedPunchType?: 'IN' | 'OUT'
+  /** How the device's PIN becomes the employee code (site.pin, or the device's own). */
+  pin?: PinRule
   /** µs: when the agent received the frame. */
   now: number
 }
@@ -36,13 +38,30 @@ export type Normalized =
   /** `punch` is there when one could be made (a wrong clock): an operator may still replay it. */
   | { ok: false; reason: DeadLetterReason; detail: string; punch?: SpooledPunch }
 
+export interface PinRule {
+  prefix?: string
+  width?: number
+}
+
+/**
+ * The employee code of a PIN: numeric PINs zero-padded to `width`, then `prefix` put in front
+ * (PIN 42 with { prefix: 'E', width: 4 } is E0042). Sites whose terminals were enrolled with plain
+ * numbers need it; without a rule the PIN is the code.
+ */
+export function applyPinRule(pin: string, rule: PinRule | undefined): string {
+  if (!rule) return pin
+  const padded = rule.width !== undefined && /^\d+$/.test(pin) ? pin.padStart(rule.width, '0') : pin
+  return `${rule.prefix ?? ''}${padded}`
+}
+
 /** Makes a spoolable punch of a device's record, or says why it must be parked. */
 export function normalizePunch(record: DevicePunch, context: NormalizeContext): Normalized {
-  if (!EMPLOYEE_CODE.test(record.employeeCode)) {
+  const employeeCode = applyPinRule(record.employeeCode, context.pin)
+  if (!EMPLOYEE_CODE.test(employeeCode)) {
     return {
       ok: false,
       reason: 'invalid_punch',
-      detail: `employee code "${record.employeeCode.slice(0, 80)}" is not one Hajri accepts`,
+      detail: `employee code "${employeeCode.slice(0, 80)}" is not one Hajri accepts`,
     }
   }
   let punchType = context.fixedPunchType ?? record.punchType
@@ -73,9 +92,9 @@ export function normalizePunch(record: DevicePunch, context: NormalizeContext): 
       }
   }
   const punch: SpooledPunch = {
-    id: punchId(context.deviceId, record.employeeCode, at, punchType),
+    id: punchId(context.deviceId, employeeCode, at, punchType),
     deviceId: context.deviceId,
-    employeeCode: record.employeeCode,
+    employeeCode,
     punchType,
     punchedAt: formatInZone(at, context.timeZone),
     receivedAt: formatServerTime(context.now),

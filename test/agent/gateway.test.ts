@@ -41,10 +41,10 @@ class FakeInput implements Component {
     this.running = false
   }
   /** A device sends a frame: resolves once the gateway has stored it (as a PUBACK would wait). */
-  send(deviceId: string, frame: string | object, transport: 'mqtt' | 'serial' = 'mqtt'): Promise<void> {
+  async send(deviceId: string, frame: string | object, transport: 'mqtt' | 'serial' = 'mqtt'): Promise<void> {
     const text = typeof frame === 'string' ? frame : JSON.stringify(frame)
     if (!this.context) throw new Error('no context')
-    return this.context.sink.accept(deviceId, transport, Buffer.from(text))
+    await this.context.sink.accept(deviceId, transport, Buffer.from(text))
   }
 }
 
@@ -291,6 +291,7 @@ describe('GET /status', () => {
         expect.objectContaining({ id: 'gate-1', transports: ['mqtt'], state: 'unknown', punches: 0 }),
         expect.objectContaining({ id: 'main-door', transports: ['serial'], state: 'unknown', punches: 0 }),
       ],
+      unknownDevices: [],
       forwarding: { forwarded: 0, ratePerSecond: 0, lastSuccessAt: null, lastError: null, backlog: null },
       alarms: [],
     })

@@ -83,9 +83,9 @@ describe('cross-field rules', () => {
     })
   })
 
-  it('a device needs mqtt or serial, and may have both', async () => {
+  it('a device needs mqtt, serial or adms, and may have mqtt and serial both', async () => {
     expect(await problemsAfter((d) => (d.devices = [{ id: 'lonely' }]))).toEqual({
-      'devices[0]': 'needs mqtt or serial (or both): how the agent hears this device',
+      'devices[0]': 'needs mqtt, serial or adms: how the agent hears this device',
     })
     const both = await loadsAfter((d) => {
       withEmbeddedBroker(d)
@@ -93,6 +93,79 @@ describe('cross-field rules', () => {
     })
     expect(both.devices[0]?.mqtt?.topic).toBe('punches/main-door')
     expect(both.devices[0]?.serial?.path).toBe('/dev/ttyUSB0')
+  })
+
+  it('adms: a push terminal needs the listener, is a device of its own, and has a serial number of its own', async () => {
+    const terminal = (id: string, serialNumber: string) => ({ id, adms: { serialNumber } })
+    expect(await problemsAfter((d) => d.devices.push(terminal('gate-2', 'CJDE193560303')))).toEqual({
+      'devices[1].adms': 'needs the ADMS listener: set adms (at least adms: {}) at the top level',
+    })
+    expect(
+      await problemsAfter((d) => {
+        d.adms = {}
+        d.devices.push(terminal('gate-2', 'CJDE193560303'), terminal('gate-3', 'CJDE193560303'))
+        d.devices[0].adms = { serialNumber: 'AEH2192760012' }
+      }),
+    ).toEqual({
+      'devices[0].adms':
+        'cannot be combined with mqtt or serial: a push terminal is one device entry of its own',
+      'devices[2].adms.serialNumber': 'is also the serial number of devices[1]: a terminal is one device',
+    })
+    const loaded = await loadsAfter((d) => {
+      d.adms = { allowFrom: ['192.168.10.0/24', 'fd00::/8'] }
+      d.devices.push({ ...terminal('gate-2', 'CJDE193560303'), pin: { prefix: 'E', width: 4 } })
+    })
+    expect(loaded.adms).toEqual({
+      listen: '0.0.0.0:8081',
+      allowFrom: ['192.168.10.0/24', 'fd00::/8'],
+      pollSeconds: 10,
+      errorDelaySeconds: 30,
+      realtime: true,
+      maxBodyBytes: 2 * 1024 * 1024,
+      maxConnections: 256,
+    })
+    expect(loaded.devices[1]).toEqual({
+      id: 'gate-2',
+      adms: { serialNumber: 'CJDE193560303' },
+      pin: { prefix: 'E', width: 4 },
+    })
+  })
+
+  it('adms: addresses and subnets that parse, a listen address, a body limit a batch fits in', async () => {
+    expect(
+      await problemsAfter((d) => {
+        d.adms = {
+          listen: '0.0.0.0:99999',
+          allowFrom: ['192.168.10.0/24', 'gate.local', '10.0.0.0/33'],
+          maxBodyBytes: '4KiB',
+        }
+        d.devices.push({ id: 'gate-2', adms: { serialNumber: 'CJDE193560303', allowFrom: ['300.1.1.1'] } })
+      }),
+    ).toEqual({
+      'adms.listen': 'must be host:port with a port from 1 to 65535, e.g. 0.0.0.0:8081',
+      'adms.allowFrom[1]':
+        'is not an IP address or a subnet in CIDR form, e.g. 192.168.10.25 or 192.168.10.0/24',
+      'adms.allowFrom[2]':
+        'is not an IP address or a subnet in CIDR form, e.g. 192.168.10.25 or 192.168.10.0/24',
+      'adms.maxBodyBytes': "must be at least 64KiB: a terminal's upload must fit",
+      'devices[1].adms.allowFrom[0]':
+        'is not an IP address or a subnet in CIDR form, e.g. 192.168.10.25 or 192.168.10.0/24',
+    })
+  })
+
+  it('adms and pin: serial numbers and prefixes are refused with a message that says what they may hold', async () => {
+    expect(
+      await problemsAfter((d) => {
+        d.adms = {}
+        d.site.pin = { prefix: 'E 1', width: 0 }
+        d.devices.push({ id: 'gate-2', adms: { serialNumber: 'CJDE 1935' } })
+      }),
+    ).toEqual({
+      'site.pin.prefix': 'must hold only letters, digits, ".", "_" and "-", e.g. E',
+      'site.pin.width': 'must be >= 1',
+      'devices[1].adms.serialNumber':
+        'must be a serial number as the terminal shows it: letters and digits (and "_" or "-"), e.g. CJDE193560303',
+    })
   })
 
   it('a device with mqtt needs a broker', async () => {

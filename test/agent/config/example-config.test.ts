@@ -36,7 +36,18 @@ describe('deploy/agent.example.yaml', () => {
       { username: 'canteen', password: 'canteen-pw' },
     ])
     expect(config.spool.maxBytes).toBe(2 * 1024 ** 3)
-    expect(config.devices.map((d) => d.id)).toEqual(['gate-1', 'canteen', 'main-door', 'entry-turnstile'])
+    expect(config.devices.map((d) => d.id)).toEqual([
+      'gate-1',
+      'canteen',
+      'main-door',
+      'entry-turnstile',
+      'canteen-face',
+    ])
+    expect(config.adms).toMatchObject({ listen: '0.0.0.0:8081', maxBodyBytes: 2 * 1024 ** 2 })
+    expect(config.devices.at(-1)).toMatchObject({
+      adms: { serialNumber: 'CJDE193560303' },
+      pin: { prefix: 'E', width: 4 },
+    })
   })
 
   it('starts with the editor schema line, next to the published schema', async () => {

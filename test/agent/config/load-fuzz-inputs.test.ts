@@ -37,7 +37,7 @@ const MARK = 'Zq9SeKrEt'
 
 const log = silentLog()
 const noSink: PunchSink = {
-  accept: async () => {},
+  accept: async () => ({ records: 0, spooled: 0, resent: 0, deadLettered: 0 }),
   rejectFrame: async () => {},
 }
 

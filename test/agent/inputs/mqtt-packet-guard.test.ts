@@ -15,6 +15,7 @@ describe('the embedded broker packet limit', () => {
   const sink: PunchSink = {
     accept: async (_device, _transport, frame) => {
       accepted.push(frame)
+      return { records: 1, spooled: 1, resent: 0, deadLettered: 0 }
     },
     rejectFrame: async () => {},
   }

@@ -10,7 +10,7 @@ import { pino } from 'pino'
 import type { DeviceConfig } from '../../../agent/config/schema.js'
 import { type AgentEvents, EventBus } from '../../../agent/events.js'
 import { PunchIntake } from '../../../agent/intake/punch-intake.js'
-import type { PunchSink, Transport } from '../../../agent/intake/punch-sink.js'
+import type { AcceptSummary, PunchSink, Transport } from '../../../agent/intake/punch-sink.js'
 import type { DeadLetter, SpooledPunch } from '../../../agent/punch/spooled-punch.js'
 import { DeadLetters } from '../../../agent/spool/dead-letters.js'
 import { Spool } from '../../../agent/spool/spool.js'
@@ -100,8 +100,8 @@ export class HeldSink implements PunchSink {
 
   constructor(private readonly inner: PunchSink) {}
 
-  accept(deviceId: string, transport: Transport, frame: Buffer): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  accept(deviceId: string, transport: Transport, frame: Buffer): Promise<AcceptSummary> {
+    return new Promise<AcceptSummary>((resolve, reject) => {
       this.held.push({
         deviceId,
         frame,
@@ -125,11 +125,11 @@ export class RefusingSink implements PunchSink {
     public refusal: (frame: string) => Error | undefined,
   ) {}
 
-  async accept(deviceId: string, transport: Transport, frame: Buffer): Promise<void> {
+  async accept(deviceId: string, transport: Transport, frame: Buffer): Promise<AcceptSummary> {
     const error = this.refusal(frame.toString('utf8'))
     this.calls.push({ deviceId, frame: frame.toString('utf8'), refused: error !== undefined })
     if (error) throw error
-    await this.inner.accept(deviceId, transport, frame)
+    return this.inner.accept(deviceId, transport, frame)
   }
 
   rejectFrame(deviceId: string, transport: Transport, raw: Buffer, detail: string): Promise<void> {

@@ -10,7 +10,7 @@ import { SerialPortMock, type SerialPortMockOpenOptions } from 'serialport'
 import { type AgentEvents, EventBus } from '../../../agent/events.js'
 import type { SerialFrame } from '../../../agent/inputs/serial-frame.js'
 import type { SerialSettings } from '../../../agent/inputs/serial-input.js'
-import type { PunchSink, Transport } from '../../../agent/intake/punch-sink.js'
+import type { AcceptSummary, PunchSink, Transport } from '../../../agent/intake/punch-sink.js'
 
 export function serialSettings(path: string, overrides: Partial<SerialSettings> = {}): SerialSettings {
   return {
@@ -71,6 +71,9 @@ export function memoryLog(): { log: Logger; lines: LogLine[] } {
 
 export const silentLog = (): Logger => pino({ level: 'silent' })
 
+/** What a test sink answers for a frame it took: one record, stored. */
+export const ONE_RECORD_STORED: AcceptSummary = { records: 1, spooled: 1, resent: 0, deadLettered: 0 }
+
 /** Records what reaches it; `onAccept` may delay or refuse a frame. */
 export class RecordingSink implements PunchSink {
   readonly frames: string[] = []
@@ -83,12 +86,13 @@ export class RecordingSink implements PunchSink {
     this.rejected.push({ raw: raw.toString('utf8'), detail })
   }
 
-  async accept(deviceId: string, transport: Transport, frame: Buffer): Promise<void> {
+  async accept(deviceId: string, transport: Transport, frame: Buffer): Promise<AcceptSummary> {
     if (transport !== 'serial') throw new Error(`unexpected transport ${transport} for ${deviceId}`)
     const text = frame.toString('utf8')
     this.calls.push(text)
     await this.onAccept?.(text, this.calls.length)
     this.frames.push(text)
+    return ONE_RECORD_STORED
   }
 }
 
