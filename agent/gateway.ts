@@ -1,7 +1,18 @@
 import { join } from 'node:path'
 import type { Logger } from 'pino'
+import { nowMicros } from '../shared/time.js'
 import type { AgentConfig } from './config/schema.js'
 import { EventBus } from './events.js'
+import { parseBackfillRange } from './inputs/backfill-range.js'
+import {
+  type DeviceBackfill,
+  DeviceCommandError,
+  type DeviceCommandStatus,
+  type DeviceReport,
+  type DeviceReporter,
+  isDeviceBackfill,
+  isDeviceReporter,
+} from './inputs/device-report.js'
 import { PunchIntake } from './intake/punch-intake.js'
 import type { PunchSink } from './intake/punch-sink.js'
 import { DeadLetters } from './spool/dead-letters.js'
@@ -9,11 +20,14 @@ import { Spool } from './spool/spool.js'
 import type { AgentStatus } from './status/agent-status.js'
 import { createMetrics } from './status/metrics.js'
 import { StatusServer } from './status/status-server.js'
-import { StatusTracker } from './status/status-tracker.js'
+import { type DeviceStatus, StatusTracker } from './status/status-tracker.js'
 import { Forwarder } from './uplink/forwarder.js'
 import { createHttpClient } from './uplink/http-client.js'
 import { PunchUplink } from './uplink/punch-uplink.js'
 import { TokenClient } from './uplink/token-client.js'
+
+/** A terminal whose attendance log is this full is close to losing records (or to refusing them). */
+const LOG_USE_ALARM = 0.8
 
 /** A part of the agent that runs: started in order, stopped in reverse (DESIGN.md §7). */
 export interface Component {
@@ -49,6 +63,8 @@ export class Gateway {
   private readonly forwarder: Forwarder
   private readonly statusServer: StatusServer
   private readonly inputs: Component[]
+  private readonly reporters: DeviceReporter[]
+  private readonly backfills: DeviceBackfill[]
   private readonly httpClient: ReturnType<typeof createHttpClient>
   private started: Component[] = []
 
@@ -89,7 +105,11 @@ export class Gateway {
     this.tracker = new StatusTracker(
       config.devices.map((d) => ({
         id: d.id,
-        transports: [...(d.mqtt ? ['mqtt'] : []), ...(d.serial ? ['serial'] : [])],
+        transports: [
+          ...(d.mqtt ? ['mqtt'] : []),
+          ...(d.serial ? ['serial'] : []),
+          ...(d.adms ? ['adms'] : []),
+        ],
       })),
     )
     const sink = new PunchIntake({
@@ -100,6 +120,8 @@ export class Gateway {
       log: log.child({ component: 'intake' }),
     })
     this.inputs = options.createInputs({ config, sink, events: this.events, log })
+    this.reporters = this.inputs.filter(isDeviceReporter)
+    this.backfills = this.inputs.filter(isDeviceBackfill)
     this.statusServer = new StatusServer({
       listen: config.status.listen,
       log: log.child({ component: 'status' }),
@@ -109,9 +131,7 @@ export class Gateway {
         spoolBytes: this.spool.stats().bytes,
         deadLetters: this.deadLetters.count(),
         spoolFull: this.spool.full !== undefined,
-        devicesUp: Object.fromEntries(
-          this.tracker.deviceStatuses().map((d) => [d.id, d.state === 'connected']),
-        ),
+        ...this.deviceSnapshot(),
       })),
       listDeadLetters: ({ limit, cursor, reason, deviceId }) =>
         this.deadLetters.list({
@@ -122,6 +142,7 @@ export class Gateway {
             (deviceId === undefined || entry.deviceId === deviceId),
         }),
       replayDeadLetters: (filter) => this.replayDeadLetters(filter),
+      backfill: (deviceId, range) => this.backfill(deviceId, range.from, range.to),
     })
   }
 
@@ -168,12 +189,55 @@ export class Gateway {
     )
   }
 
+  /**
+   * Asks a terminal for its records from `from` to `to` again (IT staff's `devices backfill`):
+   * RFC 3339, or local dates and times read in the device's zone. Resolves once the command is
+   * durably queued; the terminal takes it at its next poll.
+   */
+  async backfill(deviceId: string, from: string, to: string): Promise<DeviceCommandStatus> {
+    const device = this.config.devices.find((d) => d.id === deviceId)
+    if (!device)
+      throw new DeviceCommandError('device_not_found', `no device ${deviceId} in the configuration`)
+    const input = this.backfills.find((b) => b.has(deviceId))
+    if (!input) {
+      throw new DeviceCommandError(
+        'not_supported',
+        `${deviceId} cannot be asked for its records again: only ADMS push terminals can`,
+      )
+    }
+    const range = parseBackfillRange(from, to, device.timezone ?? this.config.site.timezone, nowMicros())
+    return input.backfill(deviceId, range.from, range.to)
+  }
+
+  private deviceReport(): DeviceReport {
+    const report: DeviceReport = { devices: {}, unknownDevices: [] }
+    for (const reporter of this.reporters) {
+      const part = reporter.report()
+      Object.assign(report.devices, part.devices)
+      report.unknownDevices.push(...part.unknownDevices)
+    }
+    return report
+  }
+
+  private deviceSnapshot(): { devices: DeviceStatus[]; unknownDevices: number } {
+    const report = this.deviceReport()
+    return { devices: this.deviceStatuses(report), unknownDevices: report.unknownDevices.length }
+  }
+
+  private deviceStatuses(report: DeviceReport): DeviceStatus[] {
+    return this.tracker.deviceStatuses().map((d) => {
+      const details = report.devices[d.id]
+      return details ? { ...d, details } : d
+    })
+  }
+
   status(): AgentStatus {
     const now = Date.now()
     const spool = this.spool.stats()
     const forwarding = this.tracker.forwardingStatus()
     if (!this.spool.full) this.tracker.spoolFullSince = null
-    const devices = this.tracker.deviceStatuses()
+    const report = this.deviceReport()
+    const devices = this.deviceStatuses(report)
     const alarms: string[] = []
     if (this.spool.full)
       alarms.push(`spool full (${this.spool.full.message}): MQTT punches are being refused`)
@@ -181,12 +245,28 @@ export class Gateway {
       alarms.push(
         `${spool.quarantined} corrupt spool chunk(s) quarantined in ${join(this.config.spool.dir, 'quarantine')}`,
       )
-    // A serial port that is gone is a device unheard. MQTT devices may connect only to publish, so
-    // their coming and going is shown, not raised.
+    // A serial port that is gone is a device unheard, and so is a push terminal that stopped
+    // polling. MQTT devices may connect only to publish, so their coming and going is shown, not raised.
     for (const d of devices) {
-      if (d.transports.includes('serial') && (d.state === 'disconnected' || d.state === 'waiting')) {
+      const silentTerminal = d.transports.includes('adms') && d.state === 'disconnected'
+      const missingPort =
+        d.transports.includes('serial') && (d.state === 'disconnected' || d.state === 'waiting')
+      if (silentTerminal || missingPort)
         alarms.push(`device ${d.id} ${d.state}${d.detail ? `: ${d.detail}` : ''}`)
+      const use = d.details?.logUse
+      if (use !== undefined && use !== null && use >= LOG_USE_ALARM) {
+        const { attendanceRecords, attendanceCapacity } = d.details?.counts ?? {}
+        alarms.push(
+          `device ${d.id}: its attendance log is ${Math.floor(use * 100)}% full (${attendanceRecords} of ` +
+            `${attendanceCapacity} records); a full terminal stops recording or overwrites its oldest records`,
+        )
       }
+    }
+    for (const u of report.unknownDevices) {
+      alarms.push(
+        `unknown terminal ${u.serialNumber} at ${u.address} (last request ${u.lastSeenAt}) is refused: ` +
+          'add a device with this adms.serialNumber to receive its punches',
+      )
     }
     if (
       forwarding.lastError &&
@@ -216,6 +296,7 @@ export class Gateway {
       },
       deadLetters: { count: this.deadLetters.count() },
       devices,
+      unknownDevices: report.unknownDevices,
       forwarding: {
         ...forwarding,
         backlog:

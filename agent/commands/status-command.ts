@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import type { DeviceDetails } from '../inputs/device-report.js'
 import type { AgentStatus } from '../status/agent-status.js'
 import type { AgentCommand } from './agent-command.js'
 
@@ -30,7 +31,43 @@ export function progressBar(done: number, total: number, width = 30): string {
   return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${Math.floor(share * 100)}%`
 }
 
-/** The status as a person reads it (issue 4: spool, devices, forwarding, a bar while a backlog drains). */
+const ago = (iso: string | null, now: number) =>
+  iso === null ? 'never' : `${duration(Math.max(0, Math.round((now - Date.parse(iso)) / 1000)))} ago`
+
+/** A networked terminal's own lines under its device line: who it is, when it spoke, how full it is. */
+function terminalLines(d: DeviceDetails, now: number): string[] {
+  const indent = ' '.repeat(19)
+  const who = [
+    `SN ${d.serialNumber}`,
+    d.address && `at ${d.address}`,
+    d.protocolVersion,
+    [d.model, d.firmware].filter(Boolean).join(' ') || null,
+  ].filter(Boolean)
+  const c = d.counts
+  const held =
+    c.attendanceRecords === null
+      ? null
+      : `${c.attendanceRecords} record(s) on the terminal${
+          c.attendanceCapacity ? ` of ${c.attendanceCapacity} (${Math.floor((d.logUse ?? 0) * 100)}%)` : ''
+        }`
+  const figures = [held, c.users === null ? null : `${c.users} user(s)`].filter(Boolean)
+  const lines = [
+    `${indent}${who.join(', ')}`,
+    `${indent}last request ${ago(d.lastContactAt, now)}, handshake ${ago(d.lastHandshakeAt, now)}, ` +
+      `upload ${ago(d.lastUploadAt, now)}; ${d.recordsReceived} record(s) in ${d.uploads} upload(s) since start`,
+  ]
+  if (figures.length > 0) lines.push(`${indent}${figures.join(', ')}`)
+  for (const command of d.commands
+    .filter((k) => k.state === 'queued' || k.state === 'sent' || k.kind === 'backfill')
+    .slice(-3)) {
+    const outcome =
+      command.state === 'failed' ? `failed: ${command.reason ?? command.returnCode}` : command.state
+    lines.push(`${indent}command ${command.id} ${command.text.replace('\t', ' ')}: ${outcome}`)
+  }
+  return lines
+}
+
+/** The status as a person reads it (spool, devices, forwarding, a bar while a backlog drains). */
 export function renderStatus(status: AgentStatus): string {
   const s = status.spool
   const f = status.forwarding
@@ -55,6 +92,7 @@ export function renderStatus(status: AgentStatus): string {
     )
   }
   lines.push('', 'devices')
+  const now = Date.now()
   for (const d of status.devices) {
     const skew =
       d.clockSkewSeconds === null ? '' : `, clock ${d.clockSkewSeconds >= 0 ? '+' : ''}${d.clockSkewSeconds}s`
@@ -62,8 +100,20 @@ export function renderStatus(status: AgentStatus): string {
       `  ${d.id.padEnd(16)} ${d.transports.join('+').padEnd(11)} ${d.state.padEnd(12)} ` +
         `${d.punches} punch(es), last ${d.lastPunchedAt ?? 'never'}${skew}` +
         (d.malformedFrames > 0 ? `, ${d.malformedFrames} malformed` : '') +
+        ((d.resends ?? 0) > 0 ? `, ${d.resends} resent` : '') +
         (d.detail ? ` (${d.detail})` : ''),
     )
+    if (d.details) lines.push(...terminalLines(d.details, now))
+  }
+  // An agent from before push terminals answers without the list.
+  const strangers = status.unknownDevices ?? []
+  if (strangers.length > 0) {
+    lines.push('', 'unknown terminals (refused; add them to devices with adms.serialNumber)')
+    for (const u of strangers) {
+      lines.push(
+        `  ${u.serialNumber.padEnd(16)} at ${u.address}, ${u.requests} request(s), last ${ago(u.lastSeenAt, now)}`,
+      )
+    }
   }
   if (status.alarms.length > 0) lines.push('', 'alarms', ...status.alarms.map((a) => `  ! ${a}`))
   return lines.join('\n')

@@ -1,9 +1,13 @@
 import type { Component, InputContext } from '../gateway.js'
+import { AdmsInput } from './adms/adms-input.js'
 import { MqttEmbeddedInput } from './mqtt-embedded-input.js'
 import { MqttExternalInput } from './mqtt-external-input.js'
 import { SerialInput } from './serial-input.js'
 
-/** The device inputs a configuration asks for: a SerialInput per serial device, and the MQTT broker or client. */
+/**
+ * The device inputs a configuration asks for: a SerialInput per serial device, the MQTT broker or
+ * client, and the ADMS listener for push terminals.
+ */
 export function createInputs({ config, sink, events, log }: InputContext): Component[] {
   const inputs: Component[] = []
   for (const device of config.devices) {
@@ -18,6 +22,19 @@ export function createInputs({ config, sink, events, log }: InputContext): Compo
   if (config.mqtt?.external) {
     inputs.push(
       new MqttExternalInput({ config: config.mqtt.external, devices: config.devices, sink, events, log }),
+    )
+  }
+  if (config.adms) {
+    inputs.push(
+      new AdmsInput({
+        config: config.adms,
+        devices: config.devices,
+        siteTimeZone: config.site.timezone,
+        spoolDir: config.spool.dir,
+        sink,
+        events,
+        log,
+      }),
     )
   }
   return inputs

@@ -1,3 +1,4 @@
+import type { UnknownDevice } from '../inputs/device-report.js'
 import type { DeviceStatus, ForwardingStatus } from './status-tracker.js'
 
 /** What GET /status answers and `hajri-agent status` shows. */
@@ -17,6 +18,8 @@ export interface AgentStatus {
   }
   deadLetters: { count: number }
   devices: DeviceStatus[]
+  /** Terminals that pushed with a serial number no device has: refused, their records kept on them. */
+  unknownDevices: UnknownDevice[]
   forwarding: ForwardingStatus & {
     /** While a backlog drains: how big it was at its largest, and when it should be gone. */
     backlog: { peak: number; remaining: number; etaSeconds: number | null } | null

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify'
 import type { Logger } from 'pino'
 import type { Registry } from 'prom-client'
+import { DeviceCommandError, type DeviceCommandStatus } from '../inputs/device-report.js'
 import { DEAD_LETTER_PAGE_MAX, InvalidCursorError } from '../spool/dead-letters.js'
 import type { AgentStatus } from './agent-status.js'
 
@@ -17,6 +18,15 @@ export interface StatusServerOptions {
     reason?: string
     deviceId?: string
   }) => Promise<{ replayed: number; kept: number }>
+  /** Asks a push terminal for its records again (Gateway.backfill). */
+  backfill: (deviceId: string, range: { from: string; to: string }) => Promise<DeviceCommandStatus>
+}
+
+/** A DeviceCommandError's HTTP status. */
+const COMMAND_ERROR_STATUS: Record<DeviceCommandError['code'], number> = {
+  device_not_found: 404,
+  not_supported: 409,
+  invalid_range: 400,
 }
 
 /** GET /dead-letters?limit=&cursor=&reason=&deviceId= */
@@ -34,8 +44,9 @@ export function parseListen(listen: string): { host: string; port: number } {
 
 /**
  * The agent's local HTTP listener: GET /status (JSON, what `hajri-agent status` shows), /healthz,
- * /metrics (Prometheus), and GET /dead-letters (paged) and POST /dead-letters/replay, so that the CLI
- * works on dead letters through the agent while it runs (one process writes the spool).
+ * /metrics (Prometheus), GET /dead-letters (paged) and POST /dead-letters/replay, so that the CLI
+ * works on dead letters through the agent while it runs (one process writes the spool), and
+ * POST /devices/:id/backfill (`hajri-agent devices backfill`).
  */
 export class StatusServer {
   private app: FastifyInstance | undefined
@@ -92,6 +103,37 @@ export class StatusServer {
           ...(typeof body.reason === 'string' ? { reason: body.reason } : {}),
           ...(typeof body.deviceId === 'string' ? { deviceId: body.deviceId } : {}),
         })
+      },
+    )
+    // JSON only (Fastify refuses other bodies with 415), so a web page cannot post it as a "simple"
+    // cross-origin form. The answer is 202: the terminal takes the command at its next poll.
+    app.post<{ Params: { deviceId: string }; Body: { from: string; to: string } }>(
+      '/devices/:deviceId/backfill',
+      {
+        schema: {
+          params: {
+            type: 'object',
+            properties: { deviceId: { type: 'string', minLength: 1, maxLength: 64 } },
+          },
+          body: {
+            type: 'object',
+            properties: {
+              from: { type: 'string', minLength: 1, maxLength: 64 },
+              to: { type: 'string', minLength: 1, maxLength: 64 },
+            },
+            required: ['from', 'to'],
+            additionalProperties: false,
+          },
+        },
+      },
+      async (request, reply) => {
+        try {
+          const command = await this.options.backfill(request.params.deviceId, request.body)
+          return reply.code(202).send({ command })
+        } catch (err) {
+          if (!(err instanceof DeviceCommandError)) throw err
+          return reply.code(COMMAND_ERROR_STATUS[err.code]).send({ code: err.code, message: err.message })
+        }
       },
     )
     const { host, port } = parseListen(this.options.listen)

@@ -1,4 +1,5 @@
 import type { EventBus } from '../events.js'
+import type { DeviceDetails } from '../inputs/device-report.js'
 
 export interface DeviceStatus {
   id: string
@@ -7,11 +8,18 @@ export interface DeviceStatus {
   detail: string | null
   stateSince: string | null
   punches: number
+  /** Punches sent again that were stored lately already (harmless: the cloud keeps one). */
+  resends: number
   malformedFrames: number
   lastPunchAt: string | null
   lastPunchedAt: string | null
-  /** Device clock minus agent clock on the last punch, in seconds (0 for a device that sends no time). */
+  /**
+   * Device clock minus agent clock, in seconds, estimated from its recent frames (0 for a device
+   * that sends no time): see SKEW_SAMPLES.
+   */
   clockSkewSeconds: number | null
+  /** A networked terminal's own health (ADMS push terminals). */
+  details?: DeviceDetails
 }
 
 export interface ForwardingStatus {
@@ -23,11 +31,19 @@ export interface ForwardingStatus {
 }
 
 const WINDOW_MS = 60_000
+/**
+ * A punch cannot be received before it is made, so each frame's newest punch time minus its
+ * receipt time is a lower bound of the device's clock skew (it is lower by however long the punch
+ * waited: a terminal uploading a backlog, a serial device that buffered). The largest of the last
+ * few such bounds is the estimate: one live punch pins it, and a backlog does not swing it.
+ */
+const SKEW_SAMPLES = 16
 
 /** What is kept per device: times as numbers, made into text only when status is asked for. */
-interface DeviceState extends Omit<DeviceStatus, 'stateSince' | 'lastPunchAt'> {
+interface DeviceState extends Omit<DeviceStatus, 'stateSince' | 'lastPunchAt' | 'details'> {
   stateSinceMs: number | null
   lastPunchAtMs: number | null
+  skewSamples: number[]
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
@@ -60,10 +76,12 @@ export class StatusTracker {
         detail: null,
         stateSinceMs: null,
         punches: 0,
+        resends: 0,
         malformedFrames: 0,
         lastPunchAtMs: null,
         lastPunchedAt: null,
         clockSkewSeconds: null,
+        skewSamples: [],
       })
     }
   }
@@ -86,7 +104,15 @@ export class StatusTracker {
         device.punches += e.count
         device.lastPunchAtMs = this.now()
         device.lastPunchedAt = e.lastPunchedAt
-        device.clockSkewSeconds = e.skewSeconds ?? null
+        if (e.skewSeconds !== undefined) {
+          device.skewSamples.push(e.skewSeconds)
+          if (device.skewSamples.length > SKEW_SAMPLES) device.skewSamples.shift()
+          device.clockSkewSeconds = Math.max(...device.skewSamples)
+        }
+      }),
+      events.on('punchesResent', (e) => {
+        const device = this.devices.get(e.deviceId)
+        if (device) device.resends += e.count
       }),
       events.on('frameMalformed', (e) => {
         const device = this.devices.get(e.deviceId)
@@ -122,6 +148,7 @@ export class StatusTracker {
       detail: d.detail,
       stateSince: iso(d.stateSinceMs),
       punches: d.punches,
+      resends: d.resends,
       malformedFrames: d.malformedFrames,
       lastPunchAt: iso(d.lastPunchAtMs),
       lastPunchedAt: d.lastPunchedAt,

@@ -389,6 +389,9 @@ describe('a long list of dead letters, page after page', () => {
       listDeadLetters: ({ limit, cursor, deviceId }) =>
         dead.list({ limit, cursor, select: (e) => deviceId === undefined || e.deviceId === deviceId }),
       replayDeadLetters: async () => ({ replayed: 0, kept: 0 }),
+      backfill: async () => {
+        throw new Error('not asked')
+      },
     })
     await server.start()
     url = server.address ?? ''

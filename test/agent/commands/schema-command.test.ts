@@ -43,6 +43,7 @@ describe('hajri-agent schema', () => {
       'status',
       'log',
       'mqtt',
+      'adms',
       'devices',
     ])
   })

@@ -1,7 +1,8 @@
 import pino from 'pino'
 import { describe, expect, it } from 'vitest'
 import { EventBus } from '../../../agent/events.js'
-import { createMetrics } from '../../../agent/status/metrics.js'
+import { createMetrics, type MetricsSnapshot } from '../../../agent/status/metrics.js'
+import type { DeviceStatus } from '../../../agent/status/status-tracker.js'
 
 const log = pino({ level: 'silent' })
 
@@ -16,14 +17,33 @@ function samples(text: string): Map<string, number> {
   return out
 }
 
+/** A device's status with the figures a gauge reads; the rest as a fresh device has them. */
+function device(id: string, up: boolean, more: Partial<DeviceStatus> = {}): DeviceStatus {
+  return {
+    id,
+    transports: ['mqtt'],
+    state: up ? 'connected' : 'disconnected',
+    detail: null,
+    stateSince: null,
+    punches: 0,
+    resends: 0,
+    malformedFrames: 0,
+    lastPunchAt: null,
+    lastPunchedAt: null,
+    clockSkewSeconds: null,
+    ...more,
+  }
+}
+
 function world() {
   const events = new EventBus(log)
-  const state = {
+  const state: MetricsSnapshot = {
     spoolPunches: 0,
     spoolBytes: 0,
     deadLetters: 0,
     spoolFull: false,
-    devicesUp: { 'gate-1': false, 'main-door': true } as Record<string, boolean>,
+    devices: [device('gate-1', false), device('main-door', true)],
+    unknownDevices: 0,
   }
   const registry = createMetrics(events, () => state)
   return { events, state, registry, read: async () => samples(await registry.metrics()) }
@@ -70,7 +90,7 @@ describe('agent metrics', () => {
       spoolBytes: 567_890,
       deadLetters: 7,
       spoolFull: true,
-      devicesUp: { 'gate-1': true, 'main-door': false },
+      devices: [device('gate-1', true), device('main-door', false)],
     })
     m = await read()
     expect(m.get('hajri_agent_spool_punches')).toBe(1234)

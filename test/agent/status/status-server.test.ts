@@ -25,6 +25,7 @@ function status(alarms: string[] = []): AgentStatus {
     },
     deadLetters: { count: 0 },
     devices: [],
+    unknownDevices: [],
     forwarding: { forwarded: 0, ratePerSecond: 0, lastSuccessAt: null, lastError: null, backlog: null },
     alarms,
   }
@@ -62,7 +63,8 @@ async function start(overrides: { alarms?: string[] } = {}) {
       spoolBytes: 10,
       deadLetters: 1,
       spoolFull: false,
-      devicesUp: {},
+      devices: [],
+      unknownDevices: 0,
     })),
     listDeadLetters: async (query) => {
       listings.push(query)
@@ -72,6 +74,9 @@ async function start(overrides: { alarms?: string[] } = {}) {
     replayDeadLetters: async (filter) => {
       replays.push(filter)
       return { replayed: 2, kept: 1 }
+    },
+    backfill: async () => {
+      throw new Error('not asked')
     },
   })
   await server.start()

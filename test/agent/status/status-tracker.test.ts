@@ -36,6 +36,7 @@ describe('devices', () => {
         detail: null,
         stateSince: null,
         punches: 0,
+        resends: 0,
         malformedFrames: 0,
         lastPunchAt: null,
         lastPunchedAt: null,
@@ -43,6 +44,14 @@ describe('devices', () => {
       },
       expect.objectContaining({ id: 'main-door', transports: ['serial'], state: 'unknown' }),
     ])
+  })
+
+  it('counts punches a device sent again, per device', () => {
+    events.emit('punchesResent', { deviceId: 'gate-1', count: 3 })
+    events.emit('punchesResent', { deviceId: 'gate-1', count: 2 })
+    events.emit('punchesResent', { deviceId: 'nobody', count: 7 })
+    expect(device('gate-1')?.resends).toBe(5)
+    expect(device('main-door')?.resends).toBe(0)
   })
 
   it('follows state changes, dating each from when it changed', () => {
@@ -86,6 +95,21 @@ describe('devices', () => {
       clockSkewSeconds: 3,
     })
     expect(device('main-door')?.punches).toBe(0)
+  })
+
+  it('estimates the clock skew from recent frames, so a backlog does not swing it', () => {
+    const frame = (skewSeconds: number) =>
+      events.emit('punchesSpooled', { deviceId: 'gate-1', count: 1, lastPunchedAt: 'x', skewSeconds })
+    // A clock 90 s behind: every live punch says so.
+    frame(-90)
+    frame(-91)
+    expect(device('gate-1')?.clockSkewSeconds).toBe(-90)
+    // The terminal uploads a backlog of punches made hours ago: still 90 s behind, not hours.
+    frame(-7200)
+    expect(device('gate-1')?.clockSkewSeconds).toBe(-90)
+    // The clock is set right; once the old samples are gone, the estimate follows.
+    for (let i = 0; i < 16; i++) frame(1)
+    expect(device('gate-1')?.clockSkewSeconds).toBe(1)
   })
 
   it('counts malformed frames per device', () => {
