@@ -13,6 +13,8 @@ Usage:
   hajri-agent dead-letters replay [--reason R] [--device D]
   hajri-agent dead-letters export [--format json|csv]
       (through the running agent; with --spool DIR, from a stopped agent's spool directory)
+  hajri-agent devices backfill DEVICE --from 2026-11-01 --to 2026-11-20 [--json]
+      ask a push (ADMS) terminal to upload its records of that period again; nothing on it changes
   hajri-agent schema                             print the configuration's JSON Schema
   hajri-agent simulate (--mqtt URL [--topic T] [--username U] [--password-file F]
                         | --serial PATH [--baud-rate 9600])
@@ -39,6 +41,7 @@ export const AGENT_COMMANDS: Record<string, () => Promise<AgentCommand>> = {
     (await import('./commands/dead-letters-command.js')).deadLettersReplayCommand,
   'dead-letters export': async () =>
     (await import('./commands/dead-letters-command.js')).deadLettersExportCommand,
+  'devices backfill': async () => (await import('./commands/devices-command.js')).devicesBackfillCommand,
 }
 
 export async function runAgentCli(argv: readonly string[], io: AgentIo): Promise<number> {

@@ -54,6 +54,8 @@ export interface AdmsInputOptions {
   log: Logger
   /** ms since the epoch. */
   now?: () => number
+  /** How often silent terminals are looked for (5 s; tests use less). */
+  watchEveryMs?: number
 }
 
 /** Records one upload may carry: far above a terminal's batch, far below what would hurt. */
@@ -210,7 +212,7 @@ export class AdmsInput implements DeviceReporter, DeviceBackfill {
         detail: 'no request from the terminal yet',
       })
     }
-    this.watch = setInterval(() => this.markSilent(), WATCH_EVERY_MS)
+    this.watch = setInterval(() => this.markSilent(), this.options.watchEveryMs ?? WATCH_EVERY_MS)
     this.watch.unref()
   }
 

@@ -63,7 +63,7 @@ export class AdmsListener {
   }
 
   async start(): Promise<void> {
-    const listen = parseListenAddress(this.options.listen)
+    const listen = parseListenAddress(this.options.listen, { anyPort: true })
     if (!listen) throw new Error(`adms.listen "${this.options.listen}" is not host:port`)
     const server = http.createServer({
       requestTimeout: REQUEST_TIMEOUT_MS,

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import type { DevicePunch } from '../../../agent/punch/device-punch.js'
-import { DEFAULT_STATUS_MAP, type NormalizeContext, normalizePunch } from '../../../agent/punch/normalize.js'
+import {
+  applyPinRule,
+  DEFAULT_STATUS_MAP,
+  type NormalizeContext,
+  normalizePunch,
+} from '../../../agent/punch/normalize.js'
 import { punchId } from '../../../agent/punch/punch-id.js'
 import type { SpooledPunch } from '../../../agent/punch/spooled-punch.js'
 import { parseTimestamp } from '../../../shared/time.js'
@@ -250,5 +255,36 @@ describe('an implausible device clock', () => {
       reason: 'device_clock_invalid',
       punch: { punchedAt: '2027-11-21T09:00:00+05:30', punchType: 'OUT' },
     })
+  })
+})
+
+describe('PIN to employee code', () => {
+  it('pads numeric PINs with zeros to the width, then puts the prefix in front', () => {
+    const rule = { prefix: 'E', width: 4 }
+    expect(applyPinRule('42', rule)).toBe('E0042')
+    expect(applyPinRule('0042', rule)).toBe('E0042')
+    expect(applyPinRule('123456', rule)).toBe('E123456')
+    // Not a number: nothing to pad, the prefix still applies.
+    expect(applyPinRule('A12', rule)).toBe('EA12')
+    expect(applyPinRule('42', { width: 6 })).toBe('000042')
+    expect(applyPinRule('42', { prefix: 'EMP-' })).toBe('EMP-42')
+    expect(applyPinRule('42', undefined)).toBe('42')
+  })
+
+  it("makes the punch's code and identity from the code, not the PIN", () => {
+    const punch = ok(
+      { employeeCode: '42', status: '0', punchedAt: '2026-11-21 09:00:00' },
+      context({ pin: { prefix: 'E', width: 4 } }),
+    )
+    expect(punch.employeeCode).toBe('E0042')
+    expect(punch.id).toBe(punchId('gate-1', 'E0042', at('2026-11-21T09:00:00+05:30'), 'IN'))
+  })
+
+  it('checks the code it makes, so a rule cannot make a code Hajri would refuse', () => {
+    const result = normalizePunch(
+      { employeeCode: '9'.repeat(60), status: '0', punchedAt: '2026-11-21 09:00:00' },
+      context({ pin: { prefix: 'EMPLOYEE-' } }),
+    )
+    expect(result).toMatchObject({ ok: false, reason: 'invalid_punch' })
   })
 })
