@@ -17,11 +17,13 @@ Usage:
       ask a push (ADMS) terminal to upload its records of that period again; nothing on it changes
   hajri-agent schema                             print the configuration's JSON Schema
   hajri-agent simulate (--mqtt URL [--topic T] [--username U] [--password-file F]
-                        | --serial PATH [--baud-rate 9600])
+                        | --serial PATH [--baud-rate 9600]
+                        | --adms http://HOST:PORT --serial-number SN)
                        [--format json|zk-attlog|csv] [--employees E001,E002,...] [--count N]
                        [--every DURATION | --rate N] [--time-zone Asia/Kolkata] [--json]
       act as a punch device, for demos and load tests: one punch, N with --count, or until
-      Ctrl-C with --every 20s (a demo) or --rate 500 (punches a second, a load test)
+      Ctrl-C with --every 20s (a demo) or --rate 500 (punches a second, a load test); --adms is a
+      ZKTeco/eSSL terminal pushing to the agent's ADMS listener (a punch counts on its "OK: n")
 
 See deploy/agent.example.yaml for every setting.`
 

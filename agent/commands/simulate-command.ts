@@ -22,6 +22,8 @@ const OPTIONS = {
   'password-file': { type: 'string' },
   serial: { type: 'string' },
   'baud-rate': { type: 'string' },
+  adms: { type: 'string' },
+  'serial-number': { type: 'string' },
   format: { type: 'string' },
   employees: { type: 'string' },
   count: { type: 'string' },
@@ -38,6 +40,8 @@ const MAX_RATE_WITH_LINES = 10
 /** Punches dated this far ahead of the clock would be a device with a wrong clock to the agent. */
 const MAX_LEAD_SECONDS = 60
 const EMPLOYEE_CODE = new RegExp(EMPLOYEE_CODE_PATTERN)
+/** Terminal serial numbers are letters and digits (CGXH201360036); "-" and "_" for test devices. */
+const SERIAL_NUMBER = /^[A-Za-z0-9_-]{1,32}$/
 
 function parseValues(args: readonly string[]) {
   return parseArgs({ args: [...args], options: OPTIONS }).values
@@ -47,8 +51,18 @@ type Values = ReturnType<typeof parseValues>
 
 interface LinkChoice {
   format: SimulatorFormat
-  create: (notice: (message: string) => void) => Promise<DeviceLink>
+  /** `timeZone`: the zone the records are written in. */
+  create: (notice: (message: string) => void, timeZone: string) => Promise<DeviceLink>
 }
+
+/** Refuses the options of another transport than the one given. */
+function refuseOthers(values: Values, options: readonly (keyof Values)[], owner: string): void {
+  for (const option of options) {
+    if (values[option] !== undefined) throw new AgentUsageError(`--${option} is for ${owner}`)
+  }
+}
+
+const MQTT_ONLY = ['topic', 'username', 'password-file'] as const
 
 function positiveInteger(name: string, text: string, max = Number.MAX_SAFE_INTEGER): number {
   const n = Number(text)
@@ -95,7 +109,7 @@ function format(values: Values, fallback: SimulatorFormat): SimulatorFormat {
 }
 
 async function mqttLink(values: Values, url: string): Promise<LinkChoice> {
-  if (values['baud-rate'] !== undefined) throw new AgentUsageError('--baud-rate is for --serial')
+  refuseOthers(values, ['baud-rate'], '--serial')
   let parsed: URL
   try {
     parsed = new URL(url)
@@ -133,9 +147,7 @@ async function mqttLink(values: Values, url: string): Promise<LinkChoice> {
 }
 
 function serialLink(values: Values, path: string): LinkChoice {
-  for (const option of ['topic', 'username', 'password-file'] as const) {
-    if (values[option] !== undefined) throw new AgentUsageError(`--${option} is for --mqtt`)
-  }
+  refuseOthers(values, MQTT_ONLY, '--mqtt')
   const baudRate =
     values['baud-rate'] === undefined ? 9600 : positiveInteger('--baud-rate', values['baud-rate'], 4_000_000)
   return {
@@ -143,6 +155,44 @@ function serialLink(values: Values, path: string): LinkChoice {
     create: async () => {
       const { SerialDeviceLink } = await import('../simulator/serial-device-link.js')
       return new SerialDeviceLink({ path, baudRate })
+    },
+  }
+}
+
+function admsLink(values: Values, url: string): LinkChoice {
+  refuseOthers(values, MQTT_ONLY, '--mqtt')
+  refuseOthers(values, ['baud-rate'], '--serial')
+  const serialNumber = values['serial-number']
+  if (serialNumber === undefined)
+    throw new AgentUsageError(
+      '--adms needs --serial-number SN: the serial number the agent knows the device by',
+    )
+  if (!SERIAL_NUMBER.test(serialNumber))
+    throw new AgentUsageError('--serial-number must be letters, digits, "-" or "_", up to 32')
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    throw new AgentUsageError(`--adms "${url}" is not a URL such as http://127.0.0.1:8081`)
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new AgentUsageError('--adms must be an http:// or https:// URL')
+  // ADMS has no credentials: a terminal is known by its serial number (the SN of every request).
+  if (parsed.username || parsed.password)
+    throw new AgentUsageError('--adms takes no user or password: the agent knows a device by --serial-number')
+  if (parsed.pathname !== '/' || parsed.search || parsed.hash)
+    throw new AgentUsageError(
+      "--adms is the address of the agent's ADMS listener, http(s)://host:port, without a path: " +
+        'the device adds /iclock/...',
+    )
+  // ADMS carries ATTLOG lines (Attendance PUSH, table=ATTLOG), nothing else.
+  if (values.format !== undefined && values.format !== 'zk-attlog')
+    throw new AgentUsageError('--adms uploads ATTLOG records: --format must be zk-attlog, or left out')
+  return {
+    format: 'zk-attlog',
+    create: async (notice, timeZone) => {
+      const { AdmsDeviceLink } = await import('../simulator/adms-device-link.js')
+      return new AdmsDeviceLink({ url, serialNumber, notice, timeZone })
     },
   }
 }
@@ -155,18 +205,26 @@ function describePace(p: Pace): string {
 
 /**
  * `hajri-agent simulate` (issue 7): acts as a biometric terminal, over MQTT (QoS 1, a punch counts
- * once PUBACKed: for the agent's embedded broker, once it is in the spool) or a serial port (one
- * record per line), for demos and load tests. Exit 0 when every punch sent was delivered, 1 when the
- * broker or port cannot be reached or a punch was not delivered, 2 on wrong usage.
+ * once PUBACKed: for the agent's embedded broker, once it is in the spool), a serial port (one
+ * record per line), or ADMS (`--adms URL --serial-number SN`: a ZKTeco/eSSL terminal pushing ATTLOG
+ * to the agent's iclock listener, a punch counts once its batch is answered `OK: n`), for demos and
+ * load tests. Exit 0 when every punch sent was delivered, 1 when the broker, port or ADMS listener
+ * cannot be reached, the agent refuses the serial number, or a punch was not delivered, 2 on wrong
+ * usage.
  */
 export const simulateCommand: AgentCommand = async (args, io) => {
   const values = parseValues(args)
-  if ((values.mqtt === undefined) === (values.serial === undefined))
-    throw new AgentUsageError('give one of --mqtt URL or --serial PATH')
+  const transports = [values.mqtt, values.serial, values.adms].filter((given) => given !== undefined)
+  if (transports.length !== 1)
+    throw new AgentUsageError('give one of --mqtt URL or --serial PATH or --adms URL')
+  if (values['serial-number'] !== undefined && values.adms === undefined)
+    throw new AgentUsageError('--serial-number is for --adms')
   const choice =
     values.mqtt !== undefined
       ? await mqttLink(values, values.mqtt)
-      : serialLink(values, values.serial as string)
+      : values.adms !== undefined
+        ? admsLink(values, values.adms)
+        : serialLink(values, values.serial as string)
   const codes = employees(values.employees)
   const chosenPace = pace(values)
   const count =
@@ -190,12 +248,12 @@ export const simulateCommand: AgentCommand = async (args, io) => {
       `${codes.length} employee(s) cannot make that many punches: ${choice.format} writes times to the ` +
         `${resolutionMicros >= 1_000_000 ? 'second' : 'millisecond'}, and each punch of an employee needs a ` +
         'time of its own (two with the same time and direction are one punch to the agent). Give more employees, ' +
-        `a lower --rate or --count${choice.format === 'json' ? '' : ', or --format json'}`,
+        `a lower --rate or --count${choice.format === 'json' || values.adms !== undefined ? '' : ', or --format json'}`,
     )
   }
 
   const notice = (message: string) => io.stderr(`hajri-agent simulate: ${message}\n`)
-  const link = await choice.create(notice)
+  const link = await choice.create(notice, timeZone)
   await link.open()
   if (count === undefined)
     notice(`${describePace(chosenPace)} to ${link.target} as ${choice.format}; Ctrl-C stops`)

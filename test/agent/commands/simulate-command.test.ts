@@ -31,6 +31,8 @@ beforeAll(async () => {
   nowhere = `mqtt://127.0.0.1:${await freePort()}`
 })
 afterAll(() => rm(dir, { recursive: true, force: true }))
+/** The same free port, as an ADMS listener's address. */
+const admsNowhere = () => nowhere.replace(/^mqtt:/, 'http:')
 
 const cleanups: (() => Promise<unknown>)[] = []
 afterEach(async () => {
@@ -140,6 +142,62 @@ describe('hajri-agent simulate: wrong usage', () => {
       'a burst that would date punches minutes ahead',
       () => ['--serial', '/dev/ttyUSB0', '--count', '1000'],
       /cannot make that many punches/,
+    ],
+    [
+      'an ADMS URL without a serial number',
+      () => ['--adms', admsNowhere()],
+      /--adms needs --serial-number SN/,
+    ],
+    [
+      'a serial number without --adms',
+      () => ['--mqtt', nowhere, '--serial-number', 'CGXH201360036'],
+      /--serial-number is for --adms/,
+    ],
+    [
+      'a serial number that is none',
+      () => ['--adms', admsNowhere(), '--serial-number', 'SN 1'],
+      /--serial-number must be letters, digits/,
+    ],
+    ['ADMS and MQTT both', () => ['--adms', admsNowhere(), '--mqtt', nowhere], /give one of --mqtt URL/],
+    [
+      'an ADMS URL that is not one',
+      () => ['--adms', '127.0.0.1:8081', '--serial-number', 'SN1'],
+      /--adms "127\.0\.0\.1:8081" is not a URL such as http:\/\/127\.0\.0\.1:8081/,
+    ],
+    [
+      'an ADMS URL of another scheme',
+      () => ['--adms', nowhere, '--serial-number', 'SN1'],
+      /--adms must be an http:\/\/ or https:\/\/ URL/,
+    ],
+    [
+      'an ADMS URL with a path',
+      () => ['--adms', `${admsNowhere()}/iclock/cdata`, '--serial-number', 'SN1'],
+      /without a path: the device adds \/iclock\//,
+    ],
+    [
+      'a password in the ADMS URL',
+      () => ['--adms', 'http://gate-1:hunter2@127.0.0.1:8081', '--serial-number', 'SN1'],
+      /--adms takes no user or password/,
+    ],
+    [
+      'JSON over ADMS',
+      () => ['--adms', admsNowhere(), '--serial-number', 'SN1', '--format', 'json'],
+      /--adms uploads ATTLOG records: --format must be zk-attlog/,
+    ],
+    [
+      'a topic over ADMS',
+      () => ['--adms', admsNowhere(), '--serial-number', 'SN1', '--topic', 't'],
+      /--topic is for --mqtt/,
+    ],
+    [
+      'a baud rate over ADMS',
+      () => ['--adms', admsNowhere(), '--serial-number', 'SN1', '--baud-rate', '9600'],
+      /--baud-rate is for --serial/,
+    ],
+    [
+      'more punches a second than ATTLOG can tell apart, over ADMS (which has no JSON to offer)',
+      () => ['--adms', admsNowhere(), '--serial-number', 'SN1', '--rate', '6'],
+      /cannot make that many punches: zk-attlog writes times to the second.*a lower --rate or --count$/m,
     ],
     ['an unknown option', () => ['--mqtt', nowhere, '--qos', '2'], /--qos/],
     ['a stray argument', () => ['--mqtt', nowhere, 'now'], /now/],
