@@ -11,10 +11,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { AgentConfig } from '../../agent/config/schema.js'
 import { EventBus } from '../../agent/events.js'
 import { type Component, Gateway, type InputContext } from '../../agent/gateway.js'
+import { AdmsDevice } from '../../agent/simulator/adms-device.js'
 import { Spool } from '../../agent/spool/spool.js'
 import type { AgentStatus } from '../../agent/status/agent-status.js'
 import { formatInZone, nowMicros, parseTimestamp } from '../../shared/time.js'
 import { employee, TEST_ACTOR, TestCloud } from '../support/cloud-harness.js'
+import { startSimulatorTestAgent } from './simulator/simulator-test-agent.js'
 
 /**
  * The agent as composed (DESIGN.md §5, §7): a real Gateway over a spool in a temporary directory,
@@ -491,7 +493,11 @@ describe('alarms', () => {
     })
     await agent.input.send('gate-1', { employeeCode: 'E001', punchType: 'IN', punchedAt: recently(5).text })
     await until(async () => (await agent.status()).spool.quarantinedChunks === 1)
-    await until(async () => (await agent.status()).forwarding.forwarded === 1)
+    // The forward is counted when the cloud answers, and the chunk deleted just after: wait for both.
+    await until(async () => {
+      const s = await agent.status()
+      return s.forwarding.forwarded === 1 && s.spool.punches === 0
+    })
     const status = await agent.status()
     expect(status.spool).toMatchObject({ punches: 0, quarantinedChunks: 1 })
     const quarantine = join(agent.config.spool.dir, 'quarantine')
@@ -595,7 +601,11 @@ describe('dead letters through the status listener', () => {
     const agent = await startAgent()
     const code = `E9${Date.now() % 100_000}`
     await agent.input.send('gate-1', { employeeCode: code, punchType: 'IN', punchedAt: recently(10).text })
-    await until(async () => (await agent.status()).deadLetters.count === 1)
+    // Parked when the cloud answers, and its chunk deleted just after: wait for both.
+    await until(async () => {
+      const s = await agent.status()
+      return s.deadLetters.count === 1 && s.spool.punches === 0
+    })
     const [parked] = await deadLetters(agent.base)
     expect(parked).toMatchObject({
       deviceId: 'gate-1',
@@ -817,3 +827,76 @@ setTimeout(() => {
 }, 20_000).unref()
 `
 }
+
+describe('push terminals in status and metrics', () => {
+  const cleanups: (() => Promise<unknown>)[] = []
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+  })
+
+  it("shows each terminal's health, raises an alarm for a nearly full one and for a stranger, and exports the figures", async () => {
+    const agent = await startSimulatorTestAgent({
+      adms: {},
+      devices: [{ id: 'canteen-face', adms: { serialNumber: 'CJDE193560303' } }],
+    })
+    cleanups.push(() => agent.stop())
+    const device = new AdmsDevice({
+      url: agent.admsUrl as string,
+      serialNumber: 'CJDE193560303',
+      timeScale: 0.001,
+      info: { attLogCapacity: 1000 },
+    })
+    cleanups.push(() => device.stop())
+    await device.start()
+    for (let i = 0; i < 850; i += 50) {
+      await Promise.all(Array.from({ length: 50 }, (_, k) => device.punch({ pin: `E${i + k}`, status: 0 })))
+    }
+    const stranger = new AdmsDevice({
+      url: agent.admsUrl as string,
+      serialNumber: 'STRANGER77',
+      timeScale: 0.001,
+    })
+    await expect(stranger.start({ failFast: true })).rejects.toThrow()
+    const terminal = () => agent.gateway.status().devices.find((d) => d.id === 'canteen-face')
+    // The capacity comes with INFO's answer, the count with every poll after the last upload.
+    const settled = () =>
+      terminal()?.details?.counts.attendanceCapacity === 1000 &&
+      terminal()?.details?.counts.attendanceRecords === 850
+    for (let i = 0; i < 1000 && !settled(); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    const status = agent.gateway.status()
+    expect(terminal()).toMatchObject({
+      transports: ['adms'],
+      state: 'connected',
+      punches: 850,
+      details: {
+        protocol: 'adms',
+        serialNumber: 'CJDE193560303',
+        address: '127.0.0.1',
+        recordsReceived: 850,
+        counts: { attendanceRecords: 850, attendanceCapacity: 1000 },
+        logUse: 0.85,
+      },
+    })
+    expect(status.unknownDevices).toEqual([expect.objectContaining({ serialNumber: 'STRANGER77' })])
+    expect(status.alarms).toEqual([
+      'device canteen-face: its attendance log is 85% full (850 of 1000 records); a full terminal stops recording or overwrites its oldest records',
+      expect.stringMatching(
+        /^unknown terminal STRANGER77 at 127\.0\.0\.1 \(last request .*\) is refused: add a device/,
+      ),
+      expect.stringMatching(/^cloud unreachable/),
+    ])
+    const metrics = await (await fetch(`${agent.statusUrl}/metrics`)).text()
+    expect(metrics).toMatch(/^hajri_agent_device_attendance_records\{device="canteen-face"\} 850$/m)
+    expect(metrics).toMatch(/^hajri_agent_device_attendance_capacity\{device="canteen-face"\} 1000$/m)
+    expect(metrics).toMatch(/^hajri_agent_device_records_received\{device="canteen-face"\} 850$/m)
+    expect(metrics).toMatch(/^hajri_agent_unknown_devices 1$/m)
+    expect(metrics).toMatch(/^hajri_agent_adms_requests_total\{route="upload",outcome="ok"\} \d+$/m)
+    expect(metrics).toMatch(
+      /^hajri_agent_adms_requests_total\{route="handshake",outcome="unknown_device"\} 1$/m,
+    )
+    // A serial number a stranger sent is never a label.
+    expect(metrics).not.toContain('STRANGER77')
+  })
+})

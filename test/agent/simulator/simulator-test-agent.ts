@@ -29,6 +29,10 @@ export interface SimulatorTestAgent {
   gateway: Gateway
   /** mqtt://127.0.0.1:PORT of the embedded broker, when the agent has one. */
   mqttUrl: string | undefined
+  /** http://127.0.0.1:PORT of the ADMS listener, when the agent has one. */
+  admsUrl: string | undefined
+  /** http://127.0.0.1:PORT of the status listener. */
+  statusUrl: string
   punches(): Promise<SpooledPunch[]>
   deadLettered(): Promise<DeadLetter[]>
   stop(): Promise<void>
@@ -39,6 +43,8 @@ export interface AgentSetup {
   devices: object[]
   /** With an embedded broker; its users' passwords are written to files of their own. */
   mqtt?: { users: { username: string; password: string }[] }
+  /** With the ADMS listener (on a free port): more of its settings. */
+  adms?: object
 }
 
 /** Starts a real Gateway (every input real), its spool and files in a new temp directory. */
@@ -51,6 +57,8 @@ export async function startSimulatorTestAgent(setup: AgentSetup): Promise<Simula
     users.push({ username: user.username, passwordFile })
   }
   const port = setup.mqtt ? await freePort() : undefined
+  const admsPort = setup.adms ? await freePort() : undefined
+  const statusPort = await freePort()
   const doc = {
     site: { id: 'simulate-test', timezone: 'Asia/Kolkata' },
     // A port nothing listens on: forwarding fails (retried, nothing dead-lettered) and the spool keeps all.
@@ -60,9 +68,10 @@ export async function startSimulatorTestAgent(setup: AgentSetup): Promise<Simula
       clientSecret: 'cs-simulate-test',
     },
     spool: { dir: join(dir, 'spool') },
-    status: { listen: `127.0.0.1:${await freePort()}` },
+    status: { listen: `127.0.0.1:${statusPort}` },
     log: { level: 'silent' },
     ...(setup.mqtt ? { mqtt: { embedded: { host: '127.0.0.1', port, users } } } : {}),
+    ...(setup.adms ? { adms: { ...setup.adms, listen: `127.0.0.1:${admsPort}` } } : {}),
     devices: setup.devices,
   }
   const configFile = join(dir, 'agent.yaml')
@@ -81,6 +90,8 @@ export async function startSimulatorTestAgent(setup: AgentSetup): Promise<Simula
     dir,
     gateway,
     mqttUrl: port === undefined ? undefined : `mqtt://127.0.0.1:${port}`,
+    admsUrl: admsPort === undefined ? undefined : `http://127.0.0.1:${admsPort}`,
+    statusUrl: `http://127.0.0.1:${statusPort}`,
     async punches() {
       const all: SpooledPunch[] = []
       for (const ref of gateway.spool.pending()) all.push(...(await gateway.spool.read(ref)))
