@@ -24,6 +24,12 @@ export interface AgentBenchSettings {
   mqttClients: number
   /** HAJRI_BENCH_MQTT_WINDOW: QoS 1 publishes each connection keeps waiting for their PUBACK. */
   mqttWindow: number
+  /** HAJRI_BENCH_ADMS_TERMINALS: simulated push terminals of agent-adms' many-terminal figures (50). */
+  admsTerminals: number
+  /** HAJRI_BENCH_ADMS_BATCH: ATTLOG records per POST of agent-adms' backlog figures (100). */
+  admsBatch: number
+  /** HAJRI_BENCH_ADMS_REALTIME=0 leaves out agent-adms' one-record-per-POST (realtime) figures. */
+  admsRealtime: boolean
   /**
    * HAJRI_BENCH_AGENT_RUNTIME: `compiled` (default) runs agent/main.ts compiled by tsc first, as the
    * installed `hajri-agent` runs; `tsx` runs the sources through tsx (quicker to start a run, but
@@ -67,6 +73,9 @@ export function readAgentBenchSettings(env: NodeJS.ProcessEnv = process.env): Ag
     idleSeconds: positiveInteger(env, 'HAJRI_BENCH_IDLE_SECONDS', 20),
     mqttClients: positiveInteger(env, 'HAJRI_BENCH_MQTT_CLIENTS', 4),
     mqttWindow: positiveInteger(env, 'HAJRI_BENCH_MQTT_WINDOW', 250),
+    admsTerminals: positiveInteger(env, 'HAJRI_BENCH_ADMS_TERMINALS', 50),
+    admsBatch: positiveInteger(env, 'HAJRI_BENCH_ADMS_BATCH', 100),
+    admsRealtime: env.HAJRI_BENCH_ADMS_REALTIME !== '0',
     runtime: runtime(env.HAJRI_BENCH_AGENT_RUNTIME),
     nodeFlags: nodeFlags(env.HAJRI_BENCH_AGENT_NODE_FLAGS),
   }

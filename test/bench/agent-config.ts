@@ -38,3 +38,35 @@ export async function writeAgentConfig(config: AgentBenchConfig): Promise<string
   await writeFile(path, stringify(document))
   return path
 }
+
+export interface AdmsAgentBenchConfig extends Omit<AgentBenchConfig, 'mqttPort'> {
+  admsPort: number
+  /** One ADMS device per serial number, with ids adms-01, adms-02… */
+  serialNumbers: readonly string[]
+}
+
+/** The id writeAdmsAgentConfig gives the i-th terminal (from 0). */
+export function admsDeviceId(i: number): string {
+  return `adms-${String(i + 1).padStart(2, '0')}`
+}
+
+/**
+ * agent.yaml for push terminals, written as writeAgentConfig writes it (only what a site must say,
+ * defaults for the rest): the ADMS listener on loopback and one device per terminal, each known by
+ * its serial number alone (no allowFrom, no PIN rule, ZKTeco status codes), no MQTT at all.
+ */
+export async function writeAdmsAgentConfig(config: AdmsAgentBenchConfig): Promise<string> {
+  const secretFile = join(config.dir, 'client-secret')
+  await writeFile(secretFile, `${config.clientSecret}\n`, { mode: 0o600 })
+  const document = {
+    site: { id: 'bench-site' },
+    cloud: { url: config.cloudUrl, clientId: config.clientId, clientSecretFile: secretFile },
+    spool: { dir: config.spoolDir },
+    status: { listen: `127.0.0.1:${config.statusPort}` },
+    adms: { listen: `127.0.0.1:${config.admsPort}` },
+    devices: config.serialNumbers.map((serialNumber, i) => ({ id: admsDeviceId(i), adms: { serialNumber } })),
+  }
+  const path = join(config.dir, 'agent.yaml')
+  await writeFile(path, stringify(document))
+  return path
+}

@@ -50,3 +50,18 @@ export function memoryMB(pid: number): { rss: number; peak: number } {
   }
   return { rss: mb('VmRSS'), peak: mb('VmHWM') }
 }
+
+/**
+ * Seconds the process' main thread (its event loop) has spent on a CPU, and runnable but waiting
+ * for one (/proc/<pid>/task/<pid>/schedstat); undefined where the kernel keeps no such figures.
+ * Waiting is CPU the thread wanted and did not get: other processes (the load generator, or
+ * anything else on the machine) had the cores.
+ */
+export function mainThreadSchedule(pid: number): { running: number; waiting: number } | undefined {
+  try {
+    const [running, waiting] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')
+    return { running: Number(running) / 1e9, waiting: Number(waiting) / 1e9 }
+  } catch {
+    return undefined
+  }
+}

@@ -18,10 +18,15 @@ const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const PSEUDO = new Set(['(root)', '(program)', '(idle)', '(garbage collector)'])
 const TOP = 25
 
+/** The agent compiled by agent-compile.ts runs from <temporary dir>/build/out/, the repository's layout. */
+const COMPILED = /\/build\/out\/((?:agent|cloud|shared)\/.+)$/
+
 function where(url: string): string {
   const path = url.startsWith('file://') ? fileURLToPath(url) : url
   const inModules = path.lastIndexOf('node_modules/')
   if (inModules >= 0) return path.slice(inModules + 'node_modules/'.length)
+  const compiled = COMPILED.exec(path)
+  if (compiled) return compiled[1] as string
   return path.startsWith(REPO_ROOT) ? path.slice(REPO_ROOT.length) : path
 }
 

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url'
+import { agentAdmsBench } from './agent-adms.bench.js'
 import { agentDrainBench } from './agent-drain.bench.js'
 import { agentIdleBench } from './agent-idle.bench.js'
 import { agentIngestBench } from './agent-ingest.bench.js'
@@ -24,6 +25,7 @@ const BENCHMARKS: Benchmark[] = [
   employeeSyncBench,
   authenticatedRouteBench,
   agentIngestBench,
+  agentAdmsBench,
   agentDrainBench,
   agentIdleBench,
   webhookDeliveryBench,

@@ -30,6 +30,11 @@ export class ServerProcess {
     private readonly child: ChildProcess,
   ) {}
 
+  /** The server's process id, for /proc (agent-proc-stats.ts). */
+  get pid(): number {
+    return this.child.pid as number
+  }
+
   static async start(options: ServerProcessOptions): Promise<ServerProcess> {
     const entry = fileURLToPath(new URL(`./servers/${options.entry}`, import.meta.url))
     const nodeArgs = ['--import', 'tsx']
