@@ -24,6 +24,8 @@ function daysInMonth(year: number, month: number): number {
 
 /** Milliseconds since the epoch of a UTC calendar time; unlike Date.UTC, years 0–99 are literal. */
 function utcMillis(year: number, month: number, day: number, hour: number, minute: number, second: number) {
+  // Date.UTC reads years 0–99 as 1900–1999; from 100 on it is exact, and far cheaper than a Date.
+  if (year >= 100) return Date.UTC(year, month - 1, day, hour, minute, second)
   const d = new Date(0)
   d.setUTCFullYear(year, month - 1, day)
   d.setUTCHours(hour, minute, second, 0)
@@ -56,18 +58,18 @@ export function parseTimestamp(text: string): number | undefined {
   return ms * 1000 + micros
 }
 
+const LOCAL_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})$/
+
 /** Parses a device's local wall time `YYYY-MM-DD HH:mm:ss` as read in `timeZone`, into µs. */
 export function parseLocalTimestamp(text: string, timeZone: string): number | undefined {
-  const m = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})$/.exec(text)
+  const m = LOCAL_TIMESTAMP.exec(text)
   if (!m) return undefined
-  const [year, month, day, hour, minute, second] = m.slice(1).map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ]
+  const year = Number(m[1])
+  const month = Number(m[2])
+  const day = Number(m[3])
+  const hour = Number(m[4])
+  const minute = Number(m[5])
+  const second = Number(m[6])
   if (year < MIN_YEAR || year > MAX_YEAR) return undefined
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined
   if (hour > 23 || minute > 59 || second > 59) return undefined
@@ -101,6 +103,8 @@ const DAY_MS = 86_400_000
 const MAX_CACHED_DAYS = 10_000
 /** `zone|UTC day` → the offset, for days on which the zone's offset does not change. */
 const dayOffsets = new Map<string, number>()
+/** The last day found in dayOffsets (only days of one offset are ever put here). */
+let last = { zone: '', day: Number.NaN, offset: 0 }
 
 /**
  * The offset from UTC, in minutes, of `timeZone` at the instant `ms`. A day whose offset is the
@@ -110,13 +114,19 @@ const dayOffsets = new Map<string, number>()
 export function zoneOffsetMinutes(ms: number, timeZone: string): number {
   if (timeZone === 'UTC') return 0
   const day = Math.floor(ms / DAY_MS)
+  // The punches of one upload are mostly of one day: the last answer first, before any key is built.
+  if (day === last.day && timeZone === last.zone) return last.offset
   const key = `${timeZone}|${day}`
   const cached = dayOffsets.get(key)
-  if (cached !== undefined) return cached
+  if (cached !== undefined) {
+    last = { zone: timeZone, day, offset: cached }
+    return cached
+  }
   const start = intlOffsetMinutes(day * DAY_MS, timeZone)
   if (start !== intlOffsetMinutes(day * DAY_MS + DAY_MS - 1, timeZone)) return intlOffsetMinutes(ms, timeZone)
   if (dayOffsets.size >= MAX_CACHED_DAYS) dayOffsets.clear()
   dayOffsets.set(key, start)
+  last = { zone: timeZone, day, offset: start }
   return start
 }
 

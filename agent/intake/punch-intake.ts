@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import { nowMicros, parseTimestamp } from '../../shared/time.js'
+import { formatServerTime, nowMicros, parseTimestamp } from '../../shared/time.js'
 import type { AgentConfig, DeviceConfig } from '../config/schema.js'
 import type { EventBus } from '../events.js'
 import { type RecordFormat, recordFormat } from '../formats/record-format.js'
@@ -79,9 +79,12 @@ export class PunchIntake implements PunchSink {
       fixedPunchType: device.config.punchType,
       pin: device.config.pin ?? this.deps.config.site.pin,
       now,
+      receivedAt: formatServerTime(now),
     }
     const punches: SpooledPunch[] = []
     let resent = 0
+    /** The newest punch's instant (a terminal's batch is in time order, but need not be). */
+    let newest = Number.NEGATIVE_INFINITY
     const dead: NewDeadLetter[] = []
     for (const { record, error } of parsed.malformed) {
       device.log.warn(
@@ -97,6 +100,7 @@ export class PunchIntake implements PunchSink {
         // Stored again all the same: the id makes the copy harmless, and counting is all this is for.
         if (this.recent.has(normalized.punch.id)) resent++
         punches.push(normalized.punch)
+        if (normalized.at > newest) newest = normalized.at
       } else {
         device.log.warn(
           { reason: normalized.reason, detail: normalized.detail },
@@ -127,15 +131,12 @@ export class PunchIntake implements PunchSink {
     }
     const last = punches.at(-1)
     if (last) {
-      // The newest punch of the frame (a terminal's batch is in time order, but need not be).
-      let at = Number.NEGATIVE_INFINITY
-      for (const punch of punches) at = Math.max(at, parseTimestamp(punch.punchedAt) ?? now)
       this.deps.events.emit('punchesSpooled', {
         deviceId,
         count: punches.length,
         lastPunchedAt: last.punchedAt,
         // A lower bound of how far the device clock is ahead of ours (see StatusTracker's estimate).
-        skewSeconds: Math.round((at - now) / 1_000_000),
+        skewSeconds: Math.round((newest - now) / 1_000_000),
       })
     }
     return {

@@ -31,10 +31,13 @@ export interface NormalizeContext {
   pin?: PinRule
   /** µs: when the agent received the frame. */
   now: number
+  /** `now` as RFC 3339 (formatServerTime), made once per frame rather than once per punch. */
+  receivedAt?: string
 }
 
 export type Normalized =
-  | { ok: true; punch: SpooledPunch }
+  /** `at`: the punch's instant, µs. */
+  | { ok: true; punch: SpooledPunch; at: number }
   /** `punch` is there when one could be made (a wrong clock): an operator may still replay it. */
   | { ok: false; reason: DeadLetterReason; detail: string; punch?: SpooledPunch }
 
@@ -97,7 +100,7 @@ export function normalizePunch(record: DevicePunch, context: NormalizeContext): 
     employeeCode,
     punchType,
     punchedAt: formatInZone(at, context.timeZone),
-    receivedAt: formatServerTime(context.now),
+    receivedAt: context.receivedAt ?? formatServerTime(context.now),
   }
   if (at < context.clockFloor || at > context.now + MAX_AHEAD_MICROS) {
     return {
@@ -107,5 +110,5 @@ export function normalizePunch(record: DevicePunch, context: NormalizeContext): 
       punch,
     }
   }
-  return { ok: true, punch }
+  return { ok: true, punch, at }
 }

@@ -305,15 +305,33 @@ export class ChunkLog<T> {
     const items = batch.flatMap((p) => p.items)
     const written: ChunkRef[] = []
     try {
+      // The chunks of one commit are written side by side: each is whole or absent on its own, and
+      // none counts until the directory is synced below, so their fsyncs need not queue one behind
+      // the other (a commit of many terminals' uploads holds several chunks).
+      const writes: Promise<void>[] = []
       for (let i = 0; i < items.length; i += this.options.maxItemsPerChunk) {
         const slice = items.slice(i, i + this.options.maxItemsPerChunk)
         const seq = this.nextSeq++
         const file = this.fileOf({ seq, count: slice.length })
         const data: ChunkData<T> = { kind: this.options.kind, version: 1, seq, items: slice }
         const adapter = new DurableJsonFile<ChunkData<T>>(file)
-        await new Low(adapter, data).write()
-        written.push({ seq, file, count: slice.length, bytes: adapter.writtenBytes, writtenAt: Date.now() })
+        writes.push(
+          new Low(adapter, data).write().then(() => {
+            written.push({
+              seq,
+              file,
+              count: slice.length,
+              bytes: adapter.writtenBytes,
+              writtenAt: Date.now(),
+            })
+          }),
+        )
       }
+      const outcomes = await Promise.allSettled(writes)
+      const failed = outcomes.find((o) => o.status === 'rejected')
+      if (failed) throw (failed as PromiseRejectedResult).reason
+      // In sequence order, as the index expects them.
+      written.sort((a, b) => a.seq - b.seq)
       await syncDirectory(this.options.dir)
       for (const ref of written) this.chunks.add(ref)
       for (const pending of batch) pending.resolve()

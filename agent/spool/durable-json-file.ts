@@ -1,4 +1,5 @@
-import { open, readFile, rename, rm } from 'node:fs/promises'
+import fs from 'node:fs'
+import { readFile, rename, rm } from 'node:fs/promises'
 import type { Adapter } from 'lowdb'
 import { readSmallFile } from './small-files.js'
 
@@ -49,15 +50,9 @@ export class DurableJsonFile<T> implements Adapter<T> {
 
   async write(data: T): Promise<void> {
     const temporary = `${this.path}.tmp`
-    const file = await open(temporary, 'w')
-    try {
-      const bytes = Buffer.from(JSON.stringify(data))
-      await file.writeFile(bytes)
-      await file.sync()
-      this.writtenBytes = bytes.length
-    } finally {
-      await file.close()
-    }
+    const bytes = Buffer.from(JSON.stringify(data))
+    await writeSynced(temporary, bytes)
+    this.writtenBytes = bytes.length
     try {
       await rename(temporary, this.path)
     } catch (err) {
@@ -67,12 +62,38 @@ export class DurableJsonFile<T> implements Adapter<T> {
   }
 }
 
+/**
+ * Creates `path` with `bytes` and fdatasyncs it: its data and size are on disk when this resolves
+ * (its name is not, until the directory is synced). On Node's callback API rather than
+ * fs/promises' FileHandle: a commit writes several of these, each once per group of punches, and
+ * measured here the FileHandle's promises cost about a third more CPU per file (see also
+ * small-files.ts).
+ */
+export function writeSynced(path: string, bytes: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    fs.open(path, 'w', (openError, fd) => {
+      if (openError) return reject(openError)
+      const finish = (error: Error | null) =>
+        fs.close(fd, (closeError) => (error || closeError ? reject(error ?? closeError) : resolve()))
+      const writeFrom = (offset: number) =>
+        fs.write(fd, bytes, offset, bytes.length - offset, null, (writeError, written) => {
+          if (writeError) return finish(writeError)
+          if (offset + written < bytes.length) return writeFrom(offset + written)
+          fs.fdatasync(fd, finish)
+        })
+      writeFrom(0)
+    })
+  })
+}
+
 /** Makes the renames and removals in a directory durable. */
-export async function syncDirectory(dir: string): Promise<void> {
-  const handle = await open(dir, 'r')
-  try {
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
+export function syncDirectory(dir: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    fs.open(dir, 'r', (openError, fd) => {
+      if (openError) return reject(openError)
+      fs.fsync(fd, (syncError) =>
+        fs.close(fd, (closeError) => (syncError || closeError ? reject(syncError ?? closeError) : resolve())),
+      )
+    })
+  })
 }
