@@ -198,6 +198,24 @@ export interface AgentYaml {
   statusPort: number
   mqtt?: { port: number; username: string; passwordEnv: string; topic: string; deviceId: string }
   serial?: { path: string; deviceId: string }
+  /**
+   * The ADMS (iclock push) listener on 127.0.0.1:`port` and a push terminal device. Delay and
+   * ErrorDelay are the least the schema allows, 1 s each: the agent hands them to its terminals in
+   * the handshake, so a terminal played at firmware speed (AdmsDevice timeScale 1) polls every
+   * second and, after the agent is killed, posts its batch again a second later, as real firmware
+   * against an agent configured so would.
+   */
+  adms?: {
+    port: number
+    deviceId: string
+    serialNumber: string
+    /** More terminals on the same listener, each a device of its own. */
+    moreTerminals?: readonly { deviceId: string; serialNumber: string }[]
+    /** Default 1. */
+    pollSeconds?: number
+    /** Default 1. */
+    errorDelaySeconds?: number
+  }
 }
 
 export async function writeAgentConfig(path: string, c: AgentYaml): Promise<void> {
@@ -232,6 +250,14 @@ export async function writeAgentConfig(path: string, c: AgentYaml): Promise<void
       `        password: \${${c.mqtt.passwordEnv}}`,
     )
   }
+  if (c.adms) {
+    lines.push(
+      'adms:',
+      `  listen: 127.0.0.1:${c.adms.port}`,
+      `  pollSeconds: ${c.adms.pollSeconds ?? 1}`,
+      `  errorDelaySeconds: ${c.adms.errorDelaySeconds ?? 1}`,
+    )
+  }
   lines.push('devices:')
   if (c.mqtt) {
     lines.push(
@@ -252,6 +278,15 @@ export async function writeAgentConfig(path: string, c: AgentYaml): Promise<void
       '        type: line',
       '      format: zk-attlog',
     )
+  }
+  if (c.adms) {
+    for (const terminal of [c.adms, ...(c.adms.moreTerminals ?? [])]) {
+      lines.push(
+        `  - id: ${q(terminal.deviceId)}`,
+        '    adms:',
+        `      serialNumber: ${q(terminal.serialNumber)}`,
+      )
+    }
   }
   await writeFile(path, `${lines.join('\n')}\n`)
 }
