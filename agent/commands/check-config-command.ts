@@ -4,6 +4,7 @@ import { formatByteSize } from '../config/byte-size.js'
 import { ConfigFileError, formatProblem } from '../config/config-file-error.js'
 import { loadAgentConfig } from '../config/load.js'
 import type { AgentConfig, DeviceConfig } from '../config/schema.js'
+import { applyPinRule } from '../punch/normalize.js'
 import { type AgentCommand, AgentUsageError } from './agent-command.js'
 
 /**
@@ -55,12 +56,24 @@ function transports(device: DeviceConfig): string[] {
     const frame = `${s.dataBits}${s.parity.charAt(0).toUpperCase()}${s.stopBits}`
     out.push(`serial ${s.path} ${s.baudRate} ${frame}, ${s.framing.type} framing (${s.format})`)
   }
+  if (device.adms) {
+    const only = device.adms.allowFrom ? ` from ${device.adms.allowFrom.join(', ')} only` : ''
+    out.push(`adms terminal ${device.adms.serialNumber}${only}`)
+  }
   return out
 }
 
 function direction(device: DeviceConfig): string {
-  if (device.punchType) return `always ${device.punchType}`
-  return device.statusMap ? 'statusMap' : 'ZKTeco status codes'
+  const pin = device.pin ? `; PIN 42 → ${applyPinRule('42', device.pin)}` : ''
+  if (device.punchType) return `always ${device.punchType}${pin}`
+  return `${device.statusMap ? 'statusMap' : 'ZKTeco status codes'}${pin}`
+}
+
+function admsSummary(config: AgentConfig): string {
+  const adms = config.adms
+  if (!adms) return 'none'
+  const from = adms.allowFrom ? `from ${adms.allowFrom.join(', ')}` : 'from any address'
+  return `listening on ${adms.listen} ${from}, poll every ${adms.pollSeconds} s`
 }
 
 function brokerSummary(config: AgentConfig): string {
@@ -80,6 +93,7 @@ function describe(config: AgentConfig): string {
     `site     ${config.site.id} (${config.site.timezone})`,
     `cloud    ${config.cloud.url} as client ${config.cloud.clientId}`,
     `mqtt     ${brokerSummary(config)}`,
+    `adms     ${admsSummary(config)}`,
     `devices  ${config.devices.length}`,
     ...config.devices.map(
       (d) => `  ${d.id}: ${transports(d).join(' + ')}; ${direction(d)}${d.timezone ? `; ${d.timezone}` : ''}`,
@@ -96,11 +110,13 @@ function summarize(config: AgentConfig) {
     site: { id: config.site.id, timezone: config.site.timezone },
     cloud: { url: config.cloud.url, clientId: config.cloud.clientId },
     mqtt: config.mqtt?.embedded ? 'embedded' : config.mqtt?.external ? 'external' : null,
+    adms: config.adms ? { listen: config.adms.listen, allowFrom: config.adms.allowFrom ?? null } : null,
     devices: config.devices.map((d) => ({
       id: d.id,
-      transports: [...(d.mqtt ? ['mqtt'] : []), ...(d.serial ? ['serial'] : [])],
+      transports: [...(d.mqtt ? ['mqtt'] : []), ...(d.serial ? ['serial'] : []), ...(d.adms ? ['adms'] : [])],
       ...(d.mqtt && { topic: d.mqtt.topic }),
       ...(d.serial && { port: d.serial.path }),
+      ...(d.adms && { serialNumber: d.adms.serialNumber }),
     })),
     spool: { dir: config.spool.dir, maxBytes: config.spool.maxBytes },
     status: { listen: config.status.listen },

@@ -65,6 +65,10 @@ describe('hajri-agent check-config', () => {
     expect(lines).toContain(
       '  entry-turnstile: serial /dev/ttyUSB1 19200 8E1, stx-etx framing (csv); always IN; UTC',
     )
+    expect(lines).toContain('adms     listening on 0.0.0.0:8081 from any address, poll every 10 s')
+    expect(lines).toContain(
+      '  canteen-face: adms terminal CJDE193560303; ZKTeco status codes; PIN 42 → E0042',
+    )
     expect(lines).toContain('spool    /var/lib/hajri-agent/spool (at most 2 GiB)')
     expect(lines).toContain('status   http://127.0.0.1:9410')
     for (const secret of Object.values(EXAMPLE_ENV)) expect(result.stdout).not.toContain(secret)
