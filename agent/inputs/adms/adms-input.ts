@@ -351,9 +351,10 @@ export class AdmsInput implements DeviceReporter, DeviceBackfill {
     terminal.lastHandshakeMs = now
     const pushVersion = target.query.get('pushver')
     if (pushVersion && /^[\d.]{1,16}$/.test(pushVersion)) terminal.protocolVersion = `push ${pushVersion}`
-    // A terminal that handshakes has restarted or reconnected: what it was handed and never
-    // answered is handed again; and its counts are asked for, at most once an hour.
-    this.store.requeueUnanswered(terminal.serialNumber)
+    // A terminal that handshakes (options=all) has restarted or reconnected: what it was handed and
+    // never answered is handed again. Some firmware also GETs cdata without options as a heartbeat,
+    // which says nothing of that. Its counts are asked for at most once an hour.
+    if (target.query.has('options')) this.store.requeueUnanswered(terminal.serialNumber)
     if (!this.store.hasRecent(terminal.serialNumber, 'info', INFO_EVERY_MS)) {
       await this.store.queue(terminal.serialNumber, { kind: 'info' })
     }

@@ -372,6 +372,20 @@ describe('commands', () => {
     ])
   })
 
+  it('hands a command again after a restart handshake left it unanswered, not after a heartbeat', async () => {
+    const r = await start()
+    const from = parseTimestamp('2026-11-20T00:00:00+05:30') as number
+    const queued = await r.input.backfill('gate-1', from, from + 3600_000_000)
+    const poll = () => rawRequest(r.port, 'GET', `/iclock/getrequest?SN=${SERIAL}`)
+    expect((await poll()).body).toMatch(new RegExp(`^C:${queued.id}:DATA QUERY ATTLOG`))
+    // A GET of cdata without options is some firmware's heartbeat: nothing was lost.
+    await rawRequest(r.port, 'GET', `/iclock/cdata?SN=${SERIAL}`)
+    expect((await poll()).body).not.toContain(`C:${queued.id}:`)
+    // A real handshake: the terminal restarted and never answered; it gets the command again.
+    await rawRequest(r.port, 'GET', `/iclock/cdata?SN=${SERIAL}&options=all`)
+    expect((await poll()).body).toContain(`C:${queued.id}:DATA QUERY ATTLOG`)
+  })
+
   it('answers a ping and a result for no command OK', async () => {
     const r = await start()
     expect((await rawRequest(r.port, 'GET', `/iclock/ping?SN=${SERIAL}`)).body).toBe('OK')
