@@ -16,31 +16,24 @@ import {
   type DeviceReporter,
 } from '../device-report.js'
 import { parseCommandResults, parseOptionPairs, pollReply } from './adms-commands.js'
-import { AdmsDeviceStore, type StoredCommand } from './adms-device-store.js'
+import { AdmsDeviceStore } from './adms-device-store.js'
 import { AdmsListener, type AdmsResponse, BodyTooLargeError } from './adms-listener.js'
 import { handshakeReply } from './adms-options.js'
-import { type AdmsTarget, parseAdmsTarget, stampOf } from './adms-request.js'
-import { attendanceLogUse, parseInfoDetails, parseInfoParameter } from './terminal-info.js'
+import {
+  type AdmsRoute,
+  type AdmsTarget,
+  countLines,
+  displayAddress,
+  parseAdmsTarget,
+  routeOf,
+  stampOf,
+} from './adms-request.js'
+import { type AdmsTerminal, commandStatus, createTerminals, terminalDetails } from './adms-terminal.js'
+import { parseInfoDetails, parseInfoParameter } from './terminal-info.js'
+import { TerminalPresence } from './terminal-presence.js'
 import { UnknownTerminals } from './unknown-terminals.js'
 
 export type AdmsOutcome = AgentEvents['admsRequest']['outcome']
-type AdmsRoute = AgentEvents['admsRequest']['route']
-
-/** What a request is, by page and method; `other` for a method a page does not take. */
-function routeOf(page: AdmsTarget['page'], method: string): AdmsRoute {
-  switch (page) {
-    case 'cdata':
-      return method === 'GET' ? 'handshake' : method === 'POST' ? 'upload' : 'other'
-    case 'getrequest':
-      return method === 'GET' || method === 'POST' ? 'poll' : 'other'
-    case 'devicecmd':
-      return method === 'POST' ? 'result' : 'other'
-    case 'ping':
-      return method === 'GET' || method === 'POST' ? 'ping' : 'other'
-    default:
-      return 'other'
-  }
-}
 
 export interface AdmsInputOptions {
   config: AdmsConfig
@@ -68,49 +61,8 @@ const WATCH_EVERY_MS = 5_000
 /** A refused peer or stranger is logged once per this long. */
 const LOG_EVERY_MS = 3600_000
 
-interface Terminal {
-  deviceId: string
-  serialNumber: string
-  timeZone: string
-  allows: ((address: string) => boolean) | undefined
-  log: Logger
-  state: 'waiting' | 'connected' | 'disconnected'
-  address: string | null
-  protocolVersion: string | null
-  lastContactMs: number | null
-  lastHandshakeMs: number | null
-  lastUploadMs: number | null
-  recordsReceived: number
-  uploads: number
-}
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
-
-/** `::ffff:192.168.1.20` (a dual-stack listener's view of an IPv4 peer) is 192.168.1.20 to people. */
-const displayAddress = (address: string | undefined) => (address ?? '').replace(/^::ffff:(?=\d+\.)/, '')
-
 function text(status: number, body: string, headers?: Record<string, string>): AdmsResponse {
   return headers ? { status, body, headers } : { status, body }
-}
-
-/** Lines of a body that hold something: what a terminal counts as records. */
-function countLines(body: Buffer, max: number): number {
-  let lines = 0
-  let start = 0
-  while (start < body.length) {
-    let end = body.indexOf(10, start)
-    if (end < 0) end = body.length
-    for (let i = start; i < end; i++) {
-      const byte = body[i]
-      if (byte !== 32 && byte !== 9 && byte !== 13) {
-        lines++
-        break
-      }
-    }
-    if (lines > max) return lines
-    start = end + 1
-  }
-  return lines
 }
 
 /**
@@ -131,17 +83,15 @@ function countLines(body: Buffer, max: number): number {
  * a backfill) are harmless: each punch's id is its identity (see punch-id.ts).
  */
 export class AdmsInput implements DeviceReporter, DeviceBackfill {
-  private readonly terminals = new Map<string, Terminal>()
-  private readonly byDevice = new Map<string, Terminal>()
+  private readonly terminals = new Map<string, AdmsTerminal>()
+  private readonly byDevice = new Map<string, AdmsTerminal>()
+  private readonly presence: TerminalPresence
   private readonly unknown: UnknownTerminals
   private readonly store: AdmsDeviceStore
   private readonly listener: AdmsListener
   private readonly log: Logger
   private readonly now: () => number
-  private readonly offlineAfterMs: number
   private readonly refusedLogged = new Map<string, number>()
-  private watch: NodeJS.Timeout | undefined
-  private startedMs = 0
 
   constructor(private readonly options: AdmsInputOptions) {
     this.now = options.now ?? Date.now
@@ -153,28 +103,18 @@ export class AdmsInput implements DeviceReporter, DeviceBackfill {
       this.now,
     )
     const { config } = options
-    // Silent for three polls (or three error delays) in a row: the terminal is gone.
-    this.offlineAfterMs = Math.max(60, 3 * Math.max(config.pollSeconds, config.errorDelaySeconds)) * 1000
-    for (const device of options.devices) {
-      if (!device.adms) continue
-      const terminal: Terminal = {
-        deviceId: device.id,
-        serialNumber: device.adms.serialNumber,
-        timeZone: device.timezone ?? options.siteTimeZone,
-        allows: device.adms.allowFrom ? addressMatcher(device.adms.allowFrom) : undefined,
-        log: this.log.child({ deviceId: device.id, serialNumber: device.adms.serialNumber }),
-        state: 'waiting',
-        address: null,
-        protocolVersion: null,
-        lastContactMs: null,
-        lastHandshakeMs: null,
-        lastUploadMs: null,
-        recordsReceived: 0,
-        uploads: 0,
-      }
+    const terminals = createTerminals(options.devices, options.siteTimeZone, this.log)
+    for (const terminal of terminals) {
       this.terminals.set(terminal.serialNumber, terminal)
       this.byDevice.set(terminal.deviceId, terminal)
     }
+    this.presence = new TerminalPresence(terminals, {
+      events: options.events,
+      now: this.now,
+      // Silent for three polls (or three error delays) in a row: the terminal is gone.
+      offlineAfterMs: Math.max(60, 3 * Math.max(config.pollSeconds, config.errorDelaySeconds)) * 1000,
+      watchEveryMs: options.watchEveryMs ?? WATCH_EVERY_MS,
+    })
     const allowed = config.allowFrom ? addressMatcher(config.allowFrom) : () => true
     this.listener = new AdmsListener({
       listen: config.listen,
@@ -195,7 +135,6 @@ export class AdmsInput implements DeviceReporter, DeviceBackfill {
   async start(): Promise<void> {
     await this.store.open()
     await this.listener.start()
-    this.startedMs = this.now()
     const address = this.listener.address()
     this.log.info(
       {
@@ -205,20 +144,11 @@ export class AdmsInput implements DeviceReporter, DeviceBackfill {
       },
       'ADMS listener ready for push terminals',
     )
-    for (const terminal of this.terminals.values()) {
-      this.options.events.emit('deviceState', {
-        deviceId: terminal.deviceId,
-        state: 'waiting',
-        detail: 'no request from the terminal yet',
-      })
-    }
-    this.watch = setInterval(() => this.markSilent(), this.options.watchEveryMs ?? WATCH_EVERY_MS)
-    this.watch.unref()
+    this.presence.start()
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.watch)
-    this.watch = undefined
+    this.presence.stop()
     await this.listener.stop()
     await this.store.close()
   }
@@ -244,34 +174,7 @@ export class AdmsInput implements DeviceReporter, DeviceBackfill {
 
   report(): DeviceReport {
     const devices: Record<string, DeviceDetails> = {}
-    for (const t of this.terminals.values()) {
-      const info = this.store.info(t.serialNumber)
-      devices[t.deviceId] = {
-        protocol: 'adms',
-        serialNumber: t.serialNumber,
-        address: t.address,
-        protocolVersion: t.protocolVersion,
-        model: info.model ?? null,
-        firmware: info.firmware ?? null,
-        lastContactAt: iso(t.lastContactMs),
-        lastHandshakeAt: iso(t.lastHandshakeMs),
-        lastUploadAt: iso(t.lastUploadMs),
-        recordsReceived: t.recordsReceived,
-        uploads: t.uploads,
-        counts: {
-          users: info.users ?? null,
-          fingerprints: info.fingerprints ?? null,
-          faces: info.faces ?? null,
-          attendanceRecords: info.attendanceRecords ?? null,
-          userCapacity: info.userCapacity ?? null,
-          fingerprintCapacity: info.fingerprintCapacity ?? null,
-          faceCapacity: info.faceCapacity ?? null,
-          attendanceCapacity: info.attendanceCapacity ?? null,
-        },
-        logUse: attendanceLogUse(info) ?? null,
-        commands: this.store.commands(t.serialNumber).map(commandStatus),
-      }
-    }
+    for (const t of this.terminals.values()) devices[t.deviceId] = terminalDetails(t, this.store)
     return { devices, unknownDevices: this.unknown.list() }
   }
 
@@ -312,7 +215,7 @@ export class AdmsInput implements DeviceReporter, DeviceBackfill {
       }
       return this.answer(route, 'refused', text(403, 'not from this address'))
     }
-    this.touch(terminal, address)
+    this.presence.touch(terminal, address)
     try {
       switch (route) {
         case 'handshake':
@@ -345,7 +248,7 @@ export class AdmsInput implements DeviceReporter, DeviceBackfill {
     return response
   }
 
-  private async handshake(terminal: Terminal, target: AdmsTarget): Promise<AdmsResponse> {
+  private async handshake(terminal: AdmsTerminal, target: AdmsTarget): Promise<AdmsResponse> {
     const { config } = this.options
     const now = this.now()
     terminal.lastHandshakeMs = now
@@ -374,7 +277,7 @@ export class AdmsInput implements DeviceReporter, DeviceBackfill {
     )
   }
 
-  private async upload(terminal: Terminal, target: AdmsTarget, data: Buffer): Promise<AdmsResponse> {
+  private async upload(terminal: AdmsTerminal, target: AdmsTarget, data: Buffer): Promise<AdmsResponse> {
     const table = (target.query.get('table') ?? '').toUpperCase()
     const lines = countLines(data, MAX_UPLOAD_LINES)
     if (lines > MAX_UPLOAD_LINES) {
@@ -395,7 +298,7 @@ export class AdmsInput implements DeviceReporter, DeviceBackfill {
   }
 
   private async attendance(
-    terminal: Terminal,
+    terminal: AdmsTerminal,
     target: AdmsTarget,
     data: Buffer,
     lines: number,
@@ -428,7 +331,7 @@ export class AdmsInput implements DeviceReporter, DeviceBackfill {
     return this.answer('upload', 'ok', text(200, `OK: ${received}`))
   }
 
-  private poll(terminal: Terminal, target: AdmsTarget): AdmsResponse {
+  private poll(terminal: AdmsTerminal, target: AdmsTarget): AdmsResponse {
     const info = target.query.get('INFO') ?? target.query.get('info')
     if (info) this.store.mergeInfo(terminal.serialNumber, parseInfoParameter(info))
     const commands = this.store.takeQueued(terminal.serialNumber, COMMANDS_PER_POLL)
@@ -438,7 +341,7 @@ export class AdmsInput implements DeviceReporter, DeviceBackfill {
     return text(200, pollReply(commands))
   }
 
-  private results(terminal: Terminal, data: Buffer): AdmsResponse {
+  private results(terminal: AdmsTerminal, data: Buffer): AdmsResponse {
     for (const result of parseCommandResults(data.toString('utf8'))) {
       const command = this.store.complete(terminal.serialNumber, result.id, result.returnCode)
       if (!command) {
@@ -459,38 +362,6 @@ export class AdmsInput implements DeviceReporter, DeviceBackfill {
     return text(200, 'OK')
   }
 
-  private touch(terminal: Terminal, address: string): void {
-    terminal.lastContactMs = this.now()
-    terminal.address = address
-    if (terminal.state === 'connected') return
-    terminal.state = 'connected'
-    this.options.events.emit('deviceState', {
-      deviceId: terminal.deviceId,
-      state: 'connected',
-      detail: `ADMS terminal ${terminal.serialNumber} at ${address}`,
-    })
-  }
-
-  /** A terminal polls every few seconds: one silent for longer is off, unplugged or misconfigured. */
-  private markSilent(): void {
-    const now = this.now()
-    for (const terminal of this.terminals.values()) {
-      if (terminal.state === 'disconnected') continue
-      const since = terminal.lastContactMs ?? this.startedMs
-      if (now - since < this.offlineAfterMs) continue
-      terminal.state = 'disconnected'
-      const seconds = Math.round((now - since) / 1000)
-      this.options.events.emit('deviceState', {
-        deviceId: terminal.deviceId,
-        state: 'disconnected',
-        detail:
-          terminal.lastContactMs === null
-            ? `no request from the terminal in the ${seconds} s since the agent started`
-            : `no request from the terminal for ${seconds} s`,
-      })
-    }
-  }
-
   private refused(reason: 'address' | 'bad_http', address: string): void {
     this.options.events.emit('admsRequest', {
       route: 'other',
@@ -509,19 +380,5 @@ export class AdmsInput implements DeviceReporter, DeviceBackfill {
     if (this.refusedLogged.size >= 1024) this.refusedLogged.clear()
     this.refusedLogged.set(key, now)
     return true
-  }
-}
-
-function commandStatus(command: StoredCommand): DeviceCommandStatus {
-  return {
-    id: command.id,
-    kind: command.kind,
-    text: command.text,
-    state: command.state,
-    queuedAt: command.queuedAt,
-    sentAt: command.sentAt ?? null,
-    doneAt: command.doneAt ?? null,
-    returnCode: command.returnCode ?? null,
-    reason: command.reason ?? null,
   }
 }

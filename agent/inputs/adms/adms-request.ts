@@ -1,3 +1,5 @@
+import type { AgentEvents } from '../../events.js'
+
 /**
  * Where an ADMS request goes. Terminals put the pages under `/iclock/`; eSSL's push firmware adds
  * `.aspx` (`/iclock/cdata.aspx`, `/iclock/getrequest.aspx`), written for the vendor's IIS server;
@@ -49,3 +51,45 @@ export function stampOf(query: URLSearchParams): string | undefined {
   const stamp = query.get('Stamp') ?? query.get('stamp') ?? undefined
   return stamp !== undefined && /^[A-Za-z0-9]{1,32}$/.test(stamp) ? stamp : undefined
 }
+
+export type AdmsRoute = AgentEvents['admsRequest']['route']
+
+/** What a request is, by page and method; `other` for a method a page does not take. */
+export function routeOf(page: AdmsPage, method: string): AdmsRoute {
+  switch (page) {
+    case 'cdata':
+      return method === 'GET' ? 'handshake' : method === 'POST' ? 'upload' : 'other'
+    case 'getrequest':
+      return method === 'GET' || method === 'POST' ? 'poll' : 'other'
+    case 'devicecmd':
+      return method === 'POST' ? 'result' : 'other'
+    case 'ping':
+      return method === 'GET' || method === 'POST' ? 'ping' : 'other'
+    default:
+      return 'other'
+  }
+}
+
+/** Lines of a body that hold something: what a terminal counts as records. */
+export function countLines(body: Buffer, max: number): number {
+  let lines = 0
+  let start = 0
+  while (start < body.length) {
+    let end = body.indexOf(10, start)
+    if (end < 0) end = body.length
+    for (let i = start; i < end; i++) {
+      const byte = body[i]
+      if (byte !== 32 && byte !== 9 && byte !== 13) {
+        lines++
+        break
+      }
+    }
+    if (lines > max) return lines
+    start = end + 1
+  }
+  return lines
+}
+
+/** `::ffff:192.168.1.20` (a dual-stack listener's view of an IPv4 peer) is 192.168.1.20 to people. */
+export const displayAddress = (address: string | undefined) =>
+  (address ?? '').replace(/^::ffff:(?=\d+\.)/, '')
