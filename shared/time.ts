@@ -32,20 +32,24 @@ function utcMillis(year: number, month: number, day: number, hour: number, minut
   return d.getTime()
 }
 
+/** The six calendar fields of a matched `YYYY-MM-DD?HH:MM:SS`, if they are a time we accept. */
+function calendarFields(m: RegExpExecArray, maxSecond: number): number[] | undefined {
+  const fields = [Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6])]
+  const [year, month, day, hour, minute, second] = fields as [number, number, number, number, number, number]
+  if (year < MIN_YEAR || year > MAX_YEAR) return undefined
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined
+  if (hour > 23 || minute > 59 || second > maxSecond) return undefined
+  return fields
+}
+
 /** Parses an RFC 3339 timestamp with offset into µs, or returns undefined if it is not one. */
 export function parseTimestamp(text: string): number | undefined {
   const m = RFC3339.exec(text)
   if (!m) return undefined
-  const year = Number(m[1])
-  const month = Number(m[2])
-  const day = Number(m[3])
-  const hour = Number(m[4])
-  const minute = Number(m[5])
-  const second = Number(m[6])
-  if (year < MIN_YEAR || year > MAX_YEAR) return undefined
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined
   // Second 60 is a leap second (RFC 3339 §5.7); Date rolls it into the next minute.
-  if (hour > 23 || minute > 59 || second > 60) return undefined
+  const fields = calendarFields(m, 60)
+  if (!fields) return undefined
+  const [year, month, day, hour, minute, second] = fields as [number, number, number, number, number, number]
   let offsetMinutes = 0
   if (m[8] === undefined) {
     const offsetHours = Number(m[10])
@@ -64,15 +68,9 @@ const LOCAL_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})$/
 export function parseLocalTimestamp(text: string, timeZone: string): number | undefined {
   const m = LOCAL_TIMESTAMP.exec(text)
   if (!m) return undefined
-  const year = Number(m[1])
-  const month = Number(m[2])
-  const day = Number(m[3])
-  const hour = Number(m[4])
-  const minute = Number(m[5])
-  const second = Number(m[6])
-  if (year < MIN_YEAR || year > MAX_YEAR) return undefined
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined
-  if (hour > 23 || minute > 59 || second > 59) return undefined
+  const fields = calendarFields(m, 59)
+  if (!fields) return undefined
+  const [year, month, day, hour, minute, second] = fields as [number, number, number, number, number, number]
   const wall = utcMillis(year, month, day, hour, minute, second)
   // The offset at the wall time itself, found by guessing with the offset at `wall` read as UTC and
   // correcting once: right for every instant except the skipped hour of a DST gap.

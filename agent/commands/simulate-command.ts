@@ -108,20 +108,39 @@ function format(values: Values, fallback: SimulatorFormat): SimulatorFormat {
   return name as SimulatorFormat
 }
 
-async function mqttLink(values: Values, url: string): Promise<LinkChoice> {
-  refuseOthers(values, ['baud-rate'], '--serial')
+/**
+ * The URL of --mqtt or --adms, or a usage error: a URL of one of `protocols` (`mqtt:`), without a
+ * user or password in it (`credentials` says where they go instead).
+ */
+function linkUrl(
+  option: string,
+  url: string,
+  example: string,
+  protocols: string[],
+  credentials: string,
+): URL {
   let parsed: URL
   try {
     parsed = new URL(url)
   } catch {
-    throw new AgentUsageError(`--mqtt "${url}" is not a URL such as mqtt://127.0.0.1:1883`)
+    throw new AgentUsageError(`${option} "${url}" is not a URL such as ${example}`)
   }
-  if (parsed.protocol !== 'mqtt:' && parsed.protocol !== 'mqtts:')
-    throw new AgentUsageError('--mqtt must be an mqtt:// or mqtts:// URL')
-  if (parsed.username || parsed.password)
-    throw new AgentUsageError(
-      'give the user with --username and the password in a file (--password-file), not in the URL',
-    )
+  if (!protocols.includes(parsed.protocol)) {
+    throw new AgentUsageError(`${option} must be an ${protocols.map((p) => `${p}//`).join(' or ')} URL`)
+  }
+  if (parsed.username || parsed.password) throw new AgentUsageError(credentials)
+  return parsed
+}
+
+async function mqttLink(values: Values, url: string): Promise<LinkChoice> {
+  refuseOthers(values, ['baud-rate'], '--serial')
+  linkUrl(
+    '--mqtt',
+    url,
+    'mqtt://127.0.0.1:1883',
+    ['mqtt:', 'mqtts:'],
+    'give the user with --username and the password in a file (--password-file), not in the URL',
+  )
   const topic = values.topic ?? DEFAULT_SIMULATOR_TOPIC
   // MQTT 3.1.1 §4.7.1: wildcards are for subscriptions; a PUBLISH topic name has none.
   if (topic === '' || /[+#]/.test(topic) || topic.includes('\u0000'))
@@ -169,17 +188,14 @@ function admsLink(values: Values, url: string): LinkChoice {
     )
   if (!SERIAL_NUMBER.test(serialNumber))
     throw new AgentUsageError('--serial-number must be letters, digits, "-" or "_", up to 32')
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    throw new AgentUsageError(`--adms "${url}" is not a URL such as http://127.0.0.1:8081`)
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-    throw new AgentUsageError('--adms must be an http:// or https:// URL')
   // ADMS has no credentials: a terminal is known by its serial number (the SN of every request).
-  if (parsed.username || parsed.password)
-    throw new AgentUsageError('--adms takes no user or password: the agent knows a device by --serial-number')
+  const parsed = linkUrl(
+    '--adms',
+    url,
+    'http://127.0.0.1:8081',
+    ['http:', 'https:'],
+    '--adms takes no user or password: the agent knows a device by --serial-number',
+  )
   if (parsed.pathname !== '/' || parsed.search || parsed.hash)
     throw new AgentUsageError(
       "--adms is the address of the agent's ADMS listener, http(s)://host:port, without a path: " +

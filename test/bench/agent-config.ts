@@ -23,7 +23,18 @@ export interface AgentBenchConfig {
  * so the benchmarks measure the agent as shipped. The secret is read from a file (clientSecretFile),
  * one of the two ways deploy/agent.example.yaml offers. Returns the configuration file's path.
  */
-export async function writeAgentConfig(config: AgentBenchConfig): Promise<string> {
+export function writeAgentConfig(config: AgentBenchConfig): Promise<string> {
+  return writeBenchConfig(config, {
+    mqtt: { embedded: { host: '127.0.0.1', port: config.mqttPort } },
+    devices: [{ id: BENCH_DEVICE_ID, mqtt: { topic: BENCH_TOPIC, format: 'json' } }],
+  })
+}
+
+/** agent.yaml with what every benchmark's agent has (site, cloud, spool, status) and `inputs`. */
+async function writeBenchConfig(
+  config: Omit<AgentBenchConfig, 'mqttPort'>,
+  inputs: Record<string, unknown>,
+): Promise<string> {
   const secretFile = join(config.dir, 'client-secret')
   await writeFile(secretFile, `${config.clientSecret}\n`, { mode: 0o600 })
   const document = {
@@ -31,8 +42,7 @@ export async function writeAgentConfig(config: AgentBenchConfig): Promise<string
     cloud: { url: config.cloudUrl, clientId: config.clientId, clientSecretFile: secretFile },
     spool: { dir: config.spoolDir },
     status: { listen: `127.0.0.1:${config.statusPort}` },
-    mqtt: { embedded: { host: '127.0.0.1', port: config.mqttPort } },
-    devices: [{ id: BENCH_DEVICE_ID, mqtt: { topic: BENCH_TOPIC, format: 'json' } }],
+    ...inputs,
   }
   const path = join(config.dir, 'agent.yaml')
   await writeFile(path, stringify(document))
@@ -55,18 +65,9 @@ export function admsDeviceId(i: number): string {
  * defaults for the rest): the ADMS listener on loopback and one device per terminal, each known by
  * its serial number alone (no allowFrom, no PIN rule, ZKTeco status codes), no MQTT at all.
  */
-export async function writeAdmsAgentConfig(config: AdmsAgentBenchConfig): Promise<string> {
-  const secretFile = join(config.dir, 'client-secret')
-  await writeFile(secretFile, `${config.clientSecret}\n`, { mode: 0o600 })
-  const document = {
-    site: { id: 'bench-site' },
-    cloud: { url: config.cloudUrl, clientId: config.clientId, clientSecretFile: secretFile },
-    spool: { dir: config.spoolDir },
-    status: { listen: `127.0.0.1:${config.statusPort}` },
+export function writeAdmsAgentConfig(config: AdmsAgentBenchConfig): Promise<string> {
+  return writeBenchConfig(config, {
     adms: { listen: `127.0.0.1:${config.admsPort}` },
     devices: config.serialNumbers.map((serialNumber, i) => ({ id: admsDeviceId(i), adms: { serialNumber } })),
-  }
-  const path = join(config.dir, 'agent.yaml')
-  await writeFile(path, stringify(document))
-  return path
+  })
 }

@@ -17,20 +17,27 @@
  * (the timing around them is the machine's). HAJRI_E2E_KEEP=1 keeps the temporary directory (the
  * agent's log of every run, its spool); HAJRI_E2E_DATABASE=postgres uses PostgreSQL for the cloud.
  */
-import { mkdtemp, readdir, rm } from 'node:fs/promises'
-import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
+import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { punchId } from '../../agent/punch/punch-id.js'
 import { AdmsDevice } from '../../agent/simulator/adms-device.js'
 import type { AgentStatus } from '../../agent/status/agent-status.js'
-import { MAX_RATE_LIMIT_PER_MINUTE } from '../../cloud/features/credentials/credential-settings.js'
 import { parseLocalTimestamp } from '../../shared/time.js'
-import { type DatabaseKind, employee, TEST_ACTOR, TestCloud } from '../support/cloud-harness.js'
+import type { DatabaseKind } from '../support/cloud-harness.js'
 import { postgresAvailability } from '../support/services.js'
 import { AgentProcess, writeAgentConfig } from './agent-process.js'
-import { agentStatus, freePort, printTable, seededRandom, sleep, TcpProxy, waitFor } from './e2e-kit.js'
+import { DurabilityRig, type StoredPunch } from './durability-rig.js'
+import {
+  agentStatus,
+  freePort,
+  median,
+  printTable,
+  seededRandom,
+  sleep,
+  waitFor,
+  withTimeout,
+} from './e2e-kit.js'
 
 const DATABASE: DatabaseKind = process.env.HAJRI_E2E_DATABASE === 'postgres' ? 'postgres' : 'sqlite'
 if (DATABASE === 'postgres') {
@@ -118,61 +125,8 @@ class PunchStream {
 }
 
 describe(`hajri-agent durability with push terminals (ADMS): a child process killed with SIGKILL [${DATABASE}]`, () => {
-  const cloud = new TestCloud(DATABASE)
-  let cloudPort = 0
-  const cleanups: (() => Promise<unknown>)[] = []
-
-  beforeAll(async () => {
-    await cloud.start()
-    await cloud.app.listen({ host: '127.0.0.1', port: 0 })
-    cloudPort = (cloud.app.server.address() as AddressInfo).port
-  })
-
-  // Every child, terminal, socket and temporary directory goes, whether the test passed or not.
-  afterEach(async () => {
-    const errors: unknown[] = []
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch((err) => errors.push(err))
-    if (errors.length > 0) console.warn('cleanup problems:', errors)
-  })
-
-  afterAll(async () => {
-    await cloud.stop()
-  })
-
-  /** A tenant of its own, with its employees and the agent's OAuth app (attendance:write). */
-  async function setUpTenant(employeeCodes: readonly string[]) {
-    const tenantId = await cloud.createTenant({ backfillDays: 30 })
-    await cloud.upsertEmployees(
-      tenantId,
-      employeeCodes.map((code) => employee(code)),
-    )
-    const app = await cloud.services.oauthApps.create(
-      tenantId,
-      {
-        name: 'hajri-agent ADMS e2e',
-        scopes: ['attendance:write'],
-        rateLimitPerMinute: MAX_RATE_LIMIT_PER_MINUTE,
-      },
-      TEST_ACTOR,
-    )
-    return { tenantId, clientId: app.clientId, clientSecret: app.clientSecret }
-  }
-
-  /** The tenant's raw punch log, straight from the database. */
-  function storedPunches(tenantId: string) {
-    return cloud.database.db
-      .selectFrom('punches')
-      .select(['external_id', 'employee_code', 'punched_at', 'punch_type', 'device_id'])
-      .where('tenant_id', '=', tenantId)
-      .execute()
-  }
-
-  async function tempDir(): Promise<string> {
-    const dir = await mkdtemp(join(tmpdir(), 'hajri-e2e-adms-'))
-    if (process.env.HAJRI_E2E_KEEP === '1') console.warn(`HAJRI_E2E_KEEP=1: keeping ${dir}`)
-    else cleanups.push(() => rm(dir, { recursive: true, force: true }))
-    return dir
-  }
+  const rig = new DurabilityRig(DATABASE)
+  const { cleanups } = rig
 
   it(`every record a terminal made reaches the cloud exactly once across ${KILLS_CLOUD_UP} SIGKILLs, a cloud outage with ${KILLS_CLOUD_DOWN} more, a reboot and a stamp reset`, {
     // 1 to 1.5 minutes on a 2-core machine, most of it the 27 starts of the agent (node and tsx
@@ -180,12 +134,12 @@ describe(`hajri-agent durability with push terminals (ADMS): a child process kil
     timeout: 240_000,
   }, async () => {
     const startedAt = Date.now()
-    const dir = await tempDir()
-    const { tenantId, clientId, clientSecret } = await setUpTenant(TERMINALS.flatMap((t) => t.codes))
-    const proxy = new TcpProxy({ host: '127.0.0.1', port: cloudPort })
-    // A fixed port, listened on again after a 'refuse' outage.
-    await proxy.listen(await freePort())
-    cleanups.push(() => proxy.close())
+    const dir = await rig.tempDir('hajri-e2e-adms-')
+    const { tenantId, clientId, clientSecret } = await rig.setUpTenant(
+      TERMINALS.flatMap((t) => t.codes),
+      'hajri-agent ADMS e2e',
+    )
+    const proxy = await rig.startProxy()
     const admsPort = await freePort()
     const statusPort = await freePort()
     const configPath = join(dir, 'agent.yaml')
@@ -293,13 +247,13 @@ describe(`hajri-agent durability with push terminals (ADMS): a child process kil
     const backMs: number[] = []
     let drainMs: number | undefined
     let drained: AgentStatus | undefined
-    let rows: Awaited<ReturnType<typeof storedPunches>> = []
+    let rows: StoredPunch[] = []
     let result: ReturnType<typeof audit> | undefined
 
     try {
       for (let n = 1; n <= total; n++) {
         if (n === outageFirst) {
-          storedAtOutage = (await storedPunches(tenantId)).length
+          storedAtOutage = (await rig.storedPunches(tenantId)).length
           await proxy.cut('blackhole')
           cloudState = 'blackhole'
         } else if (n === outageFirst + 2) {
@@ -410,7 +364,7 @@ describe(`hajri-agent durability with push terminals (ADMS): a child process kil
             backlog: seen.spool.punches,
             lastError: seen.forwarding.lastError?.message ?? '',
             storedBefore: storedAtOutage,
-            storedAfter: (await storedPunches(tenantId)).length,
+            storedAfter: (await rig.storedPunches(tenantId)).length,
           }
           await proxy.restore()
           cloudState = 'up'
@@ -449,7 +403,7 @@ describe(`hajri-agent durability with push terminals (ADMS): a child process kil
     } finally {
       // The counts are printed even when the run fails on its way, so CI logs show how far it got.
       for (const stream of streams) stream.stop()
-      rows = await storedPunches(tenantId)
+      rows = await rig.storedPunches(tenantId)
       result = audit(devices, rows)
       const records = devices.flatMap((d) => d.log)
       const sum = (pick: (d: AdmsDevice) => number) => devices.reduce((a, d) => a + pick(d), 0)
@@ -587,23 +541,4 @@ function audit(
 function handled<T>(promise: Promise<T>): Promise<T> {
   promise.catch(() => {})
   return promise
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.floor(sorted.length / 2)] ?? 0
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)
-      }),
-    ])
-  } finally {
-    clearTimeout(timer)
-  }
 }

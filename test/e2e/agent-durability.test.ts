@@ -14,19 +14,26 @@
  * (the timing around them is the machine's). HAJRI_E2E_KEEP=1 keeps the temporary directory (the
  * agent's log of every run, its spool); HAJRI_E2E_DATABASE=postgres uses PostgreSQL for the cloud.
  */
-import { type FileHandle, mkdtemp, open, readdir, rm } from 'node:fs/promises'
-import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
+import { type FileHandle, open, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { punchId } from '../../agent/punch/punch-id.js'
 import type { AgentStatus } from '../../agent/status/agent-status.js'
-import { MAX_RATE_LIMIT_PER_MINUTE } from '../../cloud/features/credentials/credential-settings.js'
-import { type DatabaseKind, employee, TEST_ACTOR, TestCloud } from '../support/cloud-harness.js'
+import type { DatabaseKind } from '../support/cloud-harness.js'
 import { postgresAvailability, socatAvailability } from '../support/services.js'
 import { startSocatPtyPair } from '../support/socat-pty-pair.js'
 import { AgentProcess, writeAgentConfig } from './agent-process.js'
-import { agentStatus, freePort, printTable, seededRandom, sleep, TcpProxy, waitFor } from './e2e-kit.js'
+import { DurabilityRig, type StoredPunch } from './durability-rig.js'
+import {
+  agentStatus,
+  freePort,
+  median,
+  printTable,
+  seededRandom,
+  sleep,
+  waitFor,
+  withTimeout,
+} from './e2e-kit.js'
 import { MqttPunchDevice } from './mqtt-punch-device.js'
 
 const socat = await socatAvailability()
@@ -53,76 +60,19 @@ const MQTT_DEVICE = 'gate-1'
 const SERIAL_DEVICE = 'main-door'
 
 describe(`hajri-agent durability: a child process killed with SIGKILL (issue 4) [${DATABASE}]`, () => {
-  const cloud = new TestCloud(DATABASE)
-  let cloudPort = 0
-  const cleanups: (() => Promise<unknown>)[] = []
+  const rig = new DurabilityRig(DATABASE)
+  const { cleanups } = rig
+  const setUpTenant = (codes: readonly string[]) => rig.setUpTenant(codes)
+  const storedPunches = (tenantId: string) => rig.storedPunches(tenantId)
+  const startProxy = () => rig.startProxy()
 
-  beforeAll(async () => {
-    await cloud.start()
-    await cloud.app.listen({ host: '127.0.0.1', port: 0 })
-    cloudPort = (cloud.app.server.address() as AddressInfo).port
-  })
-
-  // Every child, socket and temporary directory goes, whether the test passed or not.
-  afterEach(async () => {
-    const errors: unknown[] = []
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch((err) => errors.push(err))
-    if (errors.length > 0) console.warn('cleanup problems:', errors)
-  })
-
-  afterAll(async () => {
-    await cloud.stop()
-  })
-
-  /** A tenant of its own per test, with its employees and the agent's OAuth app (attendance:write). */
-  async function setUpTenant(codes: readonly string[]) {
-    const tenantId = await cloud.createTenant({ backfillDays: 30 })
-    await cloud.upsertEmployees(
-      tenantId,
-      codes.map((code) => employee(code)),
-    )
-    const app = await cloud.services.oauthApps.create(
-      tenantId,
-      {
-        name: 'hajri-agent e2e',
-        scopes: ['attendance:write'],
-        rateLimitPerMinute: MAX_RATE_LIMIT_PER_MINUTE,
-      },
-      TEST_ACTOR,
-    )
-    return { tenantId, clientId: app.clientId, clientSecret: app.clientSecret }
-  }
-
-  /** The tenant's raw punch log, straight from the database. */
-  function storedPunches(tenantId: string) {
-    return cloud.database.db
-      .selectFrom('punches')
-      .select(['external_id', 'employee_code', 'punched_at', 'punch_type', 'device_id'])
-      .where('tenant_id', '=', tenantId)
-      .execute()
-  }
-
-  async function startProxy(): Promise<TcpProxy> {
-    const proxy = new TcpProxy({ host: '127.0.0.1', port: cloudPort })
-    // A fixed port, listened on again after a 'refuse' outage.
-    await proxy.listen(await freePort())
-    cleanups.push(() => proxy.close())
-    return proxy
-  }
-
-  /** Removed after the test, unless HAJRI_E2E_KEEP=1 (to read agent.log and the spool after a failure). */
-  async function tempDir(): Promise<string> {
-    const dir = await mkdtemp(join(tmpdir(), 'hajri-e2e-'))
-    if (process.env.HAJRI_E2E_KEEP === '1') console.warn(`HAJRI_E2E_KEEP=1: keeping ${dir}`)
-    else cleanups.push(() => rm(dir, { recursive: true, force: true }))
-    return dir
-  }
+  const tempDir = () => rig.tempDir()
 
   /** What was sent against what the cloud stored: the numbers issue 4 asks to hold. */
   function audit(
     sent: { employeeCode: string; punchType: 'IN' | 'OUT'; punchedAtMs: number; mustArrive: boolean }[],
     deviceId: string,
-    rows: Awaited<ReturnType<typeof storedPunches>>,
+    rows: StoredPunch[],
   ) {
     const key = (code: string, micros: number) => `${code}@${micros}`
     const byKey = new Map<string, number>()
@@ -243,7 +193,7 @@ describe(`hajri-agent durability: a child process killed with SIGKILL (issue 4) 
     const reconnectMs: number[] = []
     let drainMs: number | undefined
     let drained: AgentStatus | undefined
-    let rows: Awaited<ReturnType<typeof storedPunches>> = []
+    let rows: StoredPunch[] = []
     let result: ReturnType<typeof audit> = { lost: [], duplicates: [], strangers: [] }
 
     try {
@@ -540,22 +490,3 @@ describe(`hajri-agent durability: a child process killed with SIGKILL (issue 4) 
     },
   )
 })
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.floor(sorted.length / 2)] ?? 0
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)
-      }),
-    ])
-  } finally {
-    clearTimeout(timer)
-  }
-}

@@ -35,7 +35,7 @@ import type { DatabaseKind } from '../support/cloud-harness.js'
 import { postgresAvailability } from '../support/services.js'
 import { type ReceivedWebhook, WebhookReceiver } from '../support/webhook-receiver.js'
 import { CloudProcess } from './cloud-process.js'
-import { freePort, printTable, seededRandom, sleep, waitFor } from './e2e-kit.js'
+import { freePort, printTable, seededRandom, sleep, waitFor, withTimeout } from './e2e-kit.js'
 import {
   expectDeliveryLogAllSucceeded,
   judgeDeliveries,
@@ -330,18 +330,4 @@ function shuffled<T>(items: readonly T[], random: () => number): T[] {
     ;[copy[i], copy[j]] = [copy[j] as T, copy[i] as T]
   }
   return copy
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)
-      }),
-    ])
-  } finally {
-    clearTimeout(timer)
-  }
 }

@@ -4,16 +4,13 @@
  * answered `OK: n`, a serial number the server refuses ends the run at once with one line, and
  * the server gets the ATTLOG lines the run printed.
  */
-import { dirname, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
-import { runAgentCli } from '../../../agent/main.js'
 import { AdmsDeviceLink } from '../../../agent/simulator/adms-device-link.js'
 import { DeviceUnreachableError, RecordNotDeliveredError } from '../../../agent/simulator/device-link.js'
 import { formatInZone, parseTimestamp } from '../../../shared/time.js'
 import { AdmsTestServer, isHandshake, isUpload } from './adms-test-server.js'
+import { cliInProcess } from './simulator-test-agent.js'
 
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
 const SN = 'CGXH201360036'
 
 const cleanups: (() => Promise<unknown>)[] = []
@@ -44,20 +41,8 @@ function link(url: string, options: Partial<ConstructorParameters<typeof AdmsDev
 
 /** `hajri-agent ARGS` in this process. */
 async function cli(args: string[]) {
-  let stdout = ''
-  let stderr = ''
-  const code = await runAgentCli(args, {
-    env: {},
-    cwd: REPO_ROOT,
-    stdout: (text) => {
-      stdout += text
-    },
-    stderr: (text) => {
-      stderr += text
-    },
-    isTty: false,
-  })
-  return { code, stdout, stderr }
+  const run = cliInProcess(args)
+  return { code: await run.done, stdout: run.stdout(), stderr: run.stderr() }
 }
 
 describe('AdmsDeviceLink', () => {

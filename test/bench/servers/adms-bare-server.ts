@@ -1,6 +1,10 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { countLines as countRecords } from '../../../agent/inputs/adms/adms-request.js'
 import type { ServerMessage } from '../server-process.js'
+
+/** Lines holding something other than spaces, tabs and CRs (the agent's own count, without a cap). */
+const countLines = (body: Buffer) => countRecords(body, Number.MAX_SAFE_INTEGER)
 
 /**
  * The baseline of agent-adms: a bare node:http server (its defaults, no framework, as the agent's
@@ -11,25 +15,6 @@ import type { ServerMessage } from '../server-process.js'
  * answer. Speaks ServerProcess' IPC.
  */
 const tell = (message: ServerMessage) => process.send?.(message)
-
-/** Lines holding something other than spaces, tabs and CRs: what a terminal counts as records. */
-function countLines(body: Buffer): number {
-  let lines = 0
-  let start = 0
-  while (start < body.length) {
-    let end = body.indexOf(10, start)
-    if (end < 0) end = body.length
-    for (let i = start; i < end; i++) {
-      const byte = body[i]
-      if (byte !== 32 && byte !== 9 && byte !== 13) {
-        lines++
-        break
-      }
-    }
-    start = end + 1
-  }
-  return lines
-}
 
 try {
   const server = http.createServer((request, response) => {
