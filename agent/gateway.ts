@@ -240,7 +240,9 @@ export class Gateway {
     const devices = this.deviceStatuses(report)
     const alarms: string[] = []
     if (this.spool.full)
-      alarms.push(`spool full (${this.spool.full.message}): MQTT punches are being refused`)
+      alarms.push(
+        `spool full (${this.spool.full.message}): MQTT and ADMS punches are being refused (devices keep them)`,
+      )
     if (spool.quarantined > 0)
       alarms.push(
         `${spool.quarantined} corrupt spool chunk(s) quarantined in ${join(this.config.spool.dir, 'quarantine')}`,

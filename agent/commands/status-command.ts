@@ -77,7 +77,10 @@ export function renderStatus(status: AgentStatus): string {
     `spool      ${s.punches} punch(es) waiting in ${s.chunks} chunk(s), ${bytes(s.bytes)} of ${bytes(s.maxBytes)}` +
       (s.punches > 0 ? `, oldest ${duration(s.oldestUnsentAgeSeconds)} ago` : ''),
   ]
-  if (s.full) lines.push(`           FULL since ${s.fullSince ?? '?'}: MQTT punches are being refused`)
+  if (s.full)
+    lines.push(
+      `           FULL since ${s.fullSince ?? '?'}: MQTT and ADMS punches are being refused (devices keep them)`,
+    )
   lines.push(
     `dead       ${status.deadLetters.count} dead letter(s)${status.deadLetters.count > 0 ? ' (hajri-agent dead-letters list)' : ''}`,
   )

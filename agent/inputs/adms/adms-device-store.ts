@@ -98,11 +98,11 @@ export class AdmsDeviceStore {
     this.closed = false
   }
 
-  /** Writes what is pending and stops writing. */
+  /** Writes what is pending and stops writing; a failure is logged (what was lost costs resends). */
   async close(): Promise<void> {
     clearTimeout(this.timer)
     this.timer = undefined
-    await this.save()
+    await this.save().catch((err) => this.log.error({ err }, 'saving ADMS device state failed'))
     this.closed = true
   }
 
@@ -184,7 +184,7 @@ export class AdmsDeviceStore {
     return taken
   }
 
-  /** Records a terminal's report; false when no command of this terminal has that id. */
+  /** Records a terminal's report; undefined when no command of this terminal has that id. */
   complete(serialNumber: string, id: string, returnCode: number): StoredCommand | undefined {
     const command = this.commands(serialNumber).find((c) => c.id === id)
     if (!command) return undefined
@@ -244,7 +244,8 @@ export class AdmsDeviceStore {
 
   /** Writes the state if it changed; one write at a time, and one more if it changed meanwhile. */
   private async save(): Promise<void> {
-    while (this.saving) await this.saving
+    // Another caller's failed write is theirs to report; this one tries its own.
+    while (this.saving) await this.saving.catch(() => {})
     if (!this.dirty) return
     this.dirty = false
     const write = async () => {

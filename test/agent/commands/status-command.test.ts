@@ -232,7 +232,10 @@ function fullStatus(): AgentStatus {
       lastError: { at: '2026-11-21T04:01:00.000Z', message: 'the cloud answered 503', retryInMs: 750 },
       backlog: { peak: 2000, remaining: 1500, etaSeconds: 3725 },
     },
-    alarms: ['spool full (the disk is full): MQTT punches are being refused', 'device main-door waiting'],
+    alarms: [
+      'spool full (the disk is full): MQTT and ADMS punches are being refused (devices keep them)',
+      'device main-door waiting',
+    ],
   }
 }
 
@@ -261,7 +264,7 @@ describe('renderStatus', () => {
       'site pune-plant-1, up 1d 1h (pid 4242)',
       '',
       'spool      1500 punch(es) waiting in 3 chunk(s), 1.5 KiB of 2.0 GiB, oldest 5m 3s ago',
-      '           FULL since 2026-11-21T04:00:00.000Z: MQTT punches are being refused',
+      '           FULL since 2026-11-21T04:00:00.000Z: MQTT and ADMS punches are being refused (devices keep them)',
       'dead       2 dead letter(s) (hajri-agent dead-letters list)',
       'forwarding 12.5/s, 2500 since start, last success 2026-11-21T04:00:00.000Z',
       '           last error 2026-11-21T04:01:00.000Z: the cloud answered 503',
@@ -273,7 +276,7 @@ describe('renderStatus', () => {
       '  canteen          mqtt+serial unknown      0 punch(es), last never',
       '',
       'alarms',
-      '  ! spool full (the disk is full): MQTT punches are being refused',
+      '  ! spool full (the disk is full): MQTT and ADMS punches are being refused (devices keep them)',
       '  ! device main-door waiting',
     ])
   })
