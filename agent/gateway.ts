@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import type { Logger } from 'pino'
 import { nowMicros } from '../shared/time.js'
+import { controlTokenPath } from './config/control-token-file.js'
 import type { AgentConfig } from './config/schema.js'
 import { EventBus } from './events.js'
 import { parseBackfillRange } from './inputs/backfill-range.js'
@@ -124,6 +125,8 @@ export class Gateway {
     this.backfills = this.inputs.filter(isDeviceBackfill)
     this.statusServer = new StatusServer({
       listen: config.status.listen,
+      // Beside the spool, where `hajri-agent dead-letters replay` and `devices backfill` find it.
+      tokenFile: controlTokenPath(config.spool.dir),
       log: log.child({ component: 'status' }),
       status: () => this.status(),
       metrics: createMetrics(this.events, () => ({

@@ -15,6 +15,8 @@ Usage:
       (through the running agent; with --spool DIR, from a stopped agent's spool directory)
   hajri-agent devices backfill DEVICE --from 2026-11-01 --to 2026-11-20 [--json]
       ask a push (ADMS) terminal to upload its records of that period again; nothing on it changes
+      (replay and backfill are changes: they send the agent's control token, read from spool.dir
+      of --config agent.yaml, default /etc/hajri/agent.yaml, or from --token-file FILE)
   hajri-agent schema                             print the configuration's JSON Schema
   hajri-agent simulate (--mqtt URL [--topic T] [--username U] [--password-file F]
                         | --serial PATH [--baud-rate 9600]

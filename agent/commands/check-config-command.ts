@@ -2,6 +2,7 @@ import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { formatByteSize } from '../config/byte-size.js'
 import { ConfigFileError, formatProblem } from '../config/config-file-error.js'
+import { configWarnings } from '../config/config-warnings.js'
 import { loadAgentConfig } from '../config/load.js'
 import type { AgentConfig, DeviceConfig } from '../config/schema.js'
 import { applyPinRule } from '../punch/normalize.js'
@@ -9,8 +10,9 @@ import { type AgentCommand, AgentUsageError } from './agent-command.js'
 
 /**
  * `hajri-agent check-config --config agent.yaml [--json]` (issue 4): every problem with its path,
- * one per line, and exit status 2; or "ok" and what the agent would run with. Nothing printed here
- * is a secret: the summary names settings, not credentials.
+ * one per line, and exit status 2; or "ok" and what the agent would run with, then any warnings
+ * (config-warnings.ts: "warning: path: message" on stderr, exit status still 0). Nothing printed
+ * here is a secret: the summary names settings, not credentials.
  */
 export const checkConfigCommand: AgentCommand = async (args, io) => {
   const { values, positionals } = parseArgs({
@@ -40,10 +42,14 @@ export const checkConfigCommand: AgentCommand = async (args, io) => {
     }
     return 2
   }
+  // Warnings do not stop the agent (exit 0): settings that work and leave something open.
+  const warnings = configWarnings(config)
   if (values.json) {
-    io.stdout(`${JSON.stringify({ ok: true, file, problems: [], summary: summarize(config) }, null, 2)}\n`)
+    const report = { ok: true, file, problems: [], warnings, summary: summarize(config) }
+    io.stdout(`${JSON.stringify(report, null, 2)}\n`)
   } else {
     io.stdout(`ok: ${file}\n${describe(config)}`)
+    for (const warning of warnings) io.stderr(`warning: ${formatProblem(warning)}\n`)
   }
   return 0
 }

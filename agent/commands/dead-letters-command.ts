@@ -1,11 +1,13 @@
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import pino from 'pino'
+import { csvRow } from '../../shared/csv-cell.js'
 import { EventBus } from '../events.js'
 import type { DeadLetter } from '../punch/spooled-punch.js'
 import { DEAD_LETTER_PAGE_MAX, DeadLetters } from '../spool/dead-letters.js'
 import { Spool } from '../spool/spool.js'
 import { type AgentCommand, type AgentIo, AgentUsageError } from './agent-command.js'
+import { type AgentControl, agentControl, CONTROL_OPTIONS } from './agent-control.js'
 import { DEFAULT_STATUS_URL } from './status-command.js'
 
 const OPTIONS = {
@@ -132,11 +134,6 @@ const CSV_COLUMNS = [
   'raw',
 ] as const
 
-function csvField(value: string | undefined): string {
-  const text = value ?? ''
-  return /[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text
-}
-
 /** `dead-letters export --format json|csv`: everything, for a spreadsheet or another system. */
 export const deadLettersExportCommand: AgentCommand = async (args, io) => {
   const options = parse(args)
@@ -147,8 +144,9 @@ export const deadLettersExportCommand: AgentCommand = async (args, io) => {
     await writeJsonArray(pages, io)
     return 0
   }
+  // csvRow: RFC 4180 quoting, and raw device frames cannot become spreadsheet formulas.
   const row = (e: DeadLetter) =>
-    [
+    csvRow([
       e.id,
       e.at,
       e.deviceId,
@@ -159,47 +157,49 @@ export const deadLettersExportCommand: AgentCommand = async (args, io) => {
       e.punch?.punchedAt,
       e.punch?.id,
       e.raw,
-    ]
-      .map(csvField)
-      .join(',')
+    ])
   let header = false
   for await (const page of pages) {
-    if (!header) io.stdout(`${CSV_COLUMNS.join(',')}\n`)
+    if (!header) io.stdout(`${csvRow(CSV_COLUMNS)}\n`)
     header = true
     if (page.length > 0) io.stdout(`${page.map(row).join('\n')}\n`)
   }
   return 0
 }
 
-async function replayThroughAgent(url: string, filter: { reason?: string; deviceId?: string }) {
+/** The agent's answer to a replay; undefined when no agent answers at all. */
+async function replayThroughAgent(control: AgentControl, filter: { reason?: string; deviceId?: string }) {
+  let response: Response
   try {
-    const response = await fetch(`${url}/dead-letters/replay`, {
+    response = await fetch(`${control.url}/dead-letters/replay`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: control.headers,
       body: JSON.stringify(filter),
       signal: AbortSignal.timeout(60_000),
     })
-    if (!response.ok) throw new Error(`the agent answered ${response.status}`)
-    return (await response.json()) as { replayed: number; kept: number }
   } catch (err) {
-    if ((err as Error).name === 'TimeoutError' || (err as Error).message.startsWith('the agent')) throw err
+    if ((err as Error).name === 'TimeoutError') throw err
     return undefined
   }
+  if (response.status === 401) throw new Error(control.refusal)
+  if (!response.ok) throw new Error(`the agent answered ${response.status}`)
+  return (await response.json()) as { replayed: number; kept: number }
 }
 
 /**
  * `dead-letters replay`: puts the punches of dead letters (all, or of one reason or device) back in
  * the spool, to be sent again once their cause is fixed (an employee added, a clock set). Through
- * the running agent, so that only one process ever writes the spool; with --spool, directly, for
- * an agent that is stopped.
+ * the running agent, so that only one process ever writes the spool, with its control token
+ * (agent-control.ts: --config agent.yaml or --token-file); with --spool, directly, for an agent
+ * that is stopped.
  */
 export const deadLettersReplayCommand: AgentCommand = async (args, io) => {
-  const options = parse(args)
+  const options = parseArgs({ args: [...args], options: { ...OPTIONS, ...CONTROL_OPTIONS } }).values
   const filter = {
     ...(options.reason ? { reason: options.reason } : {}),
     ...(options.device ? { deviceId: options.device } : {}),
   }
-  let result = options.spool ? undefined : await replayThroughAgent(agentUrl(options, io), filter)
+  let result = options.spool ? undefined : await replayThroughAgent(await agentControl(options, io), filter)
   if (!result) {
     if (!options.spool)
       throw new AgentUsageError('no agent is running: give --spool DIR to replay into its spool directly')

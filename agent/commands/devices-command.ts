@@ -1,15 +1,17 @@
 import { parseArgs } from 'node:util'
 import type { DeviceCommandStatus } from '../inputs/device-report.js'
 import { type AgentCommand, AgentUsageError } from './agent-command.js'
-import { DEFAULT_STATUS_URL } from './status-command.js'
+import { agentControl, CONTROL_OPTIONS } from './agent-control.js'
 
 /**
- * `hajri-agent devices backfill DEVICE --from T --to T [--url URL] [--json]`: asks a push terminal,
+ * `hajri-agent devices backfill DEVICE --from T --to T [--config agent.yaml | --token-file F]
+ * [--url URL] [--json]`: asks a push terminal,
  * through the running agent, to upload its records of that period again (`DATA QUERY ATTLOG`). The
  * agent queues the command durably; the terminal takes it at its next poll and sends the records as
  * ordinary uploads, which are stored like any other (a record the cloud has already is a duplicate
- * it drops). Nothing on the terminal is changed. Exit 0 once queued, 1 when the agent cannot be
- * reached or refuses, 2 on wrong usage.
+ * it drops). Nothing on the terminal is changed. A change, so it needs the agent's control token
+ * (agent-control.ts). Exit 0 once queued, 1 when the agent cannot be reached or refuses, 2 on
+ * wrong usage.
  */
 export const devicesBackfillCommand: AgentCommand = async (args, io) => {
   const { values, positionals } = parseArgs({
@@ -17,8 +19,8 @@ export const devicesBackfillCommand: AgentCommand = async (args, io) => {
     options: {
       from: { type: 'string' },
       to: { type: 'string' },
-      url: { type: 'string' },
       json: { type: 'boolean' },
+      ...CONTROL_OPTIONS,
     },
     allowPositionals: true,
   })
@@ -30,12 +32,13 @@ export const devicesBackfillCommand: AgentCommand = async (args, io) => {
       'devices backfill needs --from and --to (e.g. --from 2026-11-01 --to 2026-11-20)',
     )
   }
-  const base = (values.url ?? io.env.HAJRI_AGENT_STATUS_URL ?? DEFAULT_STATUS_URL).replace(/\/+$/, '')
+  const control = await agentControl(values, io)
+  const base = control.url
   let response: Response
   try {
     response = await fetch(`${base}/devices/${encodeURIComponent(device)}/backfill`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: control.headers,
       body: JSON.stringify({ from: values.from, to: values.to }),
       signal: AbortSignal.timeout(10_000),
     })
@@ -46,6 +49,10 @@ export const devicesBackfillCommand: AgentCommand = async (args, io) => {
   const body = (await response.json().catch(() => ({}))) as {
     command?: DeviceCommandStatus
     message?: string
+  }
+  if (response.status === 401) {
+    io.stderr(`hajri-agent: ${control.refusal}\n`)
+    return 1
   }
   if (!response.ok || !body.command) {
     io.stderr(`hajri-agent: ${body.message ?? `the agent answered ${response.status}`}\n`)

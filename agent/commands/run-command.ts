@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util'
 import { getHeapStatistics } from 'node:v8'
 import { createAgentLogger } from '../agent-logger.js'
 import { ConfigFileError, formatProblem } from '../config/config-file-error.js'
+import { configWarnings } from '../config/config-warnings.js'
 import { loadAgentConfig } from '../config/load.js'
 import { Gateway } from '../gateway.js'
 import { createInputs } from '../inputs/create-inputs.js'
@@ -35,6 +36,9 @@ export const runCommand: AgentCommand = async (args, io) => {
   }
   process.on('uncaughtException', fatal)
   process.on('unhandledRejection', fatal)
+
+  // Settings that work and leave something open: said at every start, in the service's log.
+  for (const warning of configWarnings(config)) log.warn({ setting: warning.path }, formatProblem(warning))
 
   const gateway = new Gateway(config, { log, createInputs })
   try {

@@ -1,5 +1,6 @@
 // One rule for topic filters: the same the broker applies when it starts (inputs/topic-matcher.ts).
 
+import { isLoopbackHost } from '../../shared/loopback-host.js'
 import { isValidTimeZone, parseTimestamp } from '../../shared/time.js'
 import { filtersOverlap, topicFilterProblem } from '../inputs/topic-matcher.js'
 import { parseAddressRange } from './address-range.js'
@@ -117,26 +118,36 @@ function checkSecretPair(
   }
 }
 
-function checkUrl(value: unknown, at: PathSegment[], problems: ProblemList): void {
+function checkUrl(value: unknown, at: PathSegment[], problems: ProblemList): URL | undefined {
   const url = text(value)
-  if (url === undefined) return
+  if (url === undefined) return undefined
   let parsed: URL
   try {
     parsed = new URL(url)
   } catch {
     problems.add(at, 'is not a valid URL')
-    return
+    return undefined
   }
   // Credentials have their own fields, which are read from secrets and never logged; a URL is logged.
   if (parsed.username !== '' || parsed.password !== '') {
     problems.add(at, 'must not hold a user name or password: use the credential settings instead')
   }
+  return parsed
 }
 
 function checkCloud(cloud: Mapping | undefined, problems: ProblemList): void {
   if (!cloud) return
   checkSecretPair(cloud, ['cloud'], 'clientSecret', true, problems)
-  checkUrl(cloud.url, ['cloud', 'url'], problems)
+  const url = checkUrl(cloud.url, ['cloud', 'url'], problems)
+  // Over http:// the client secret (OAuth client_secret_basic,
+  // RFC 6749 §2.3.1), the access token and every punch cross the network in clear text. Only a
+  // loopback host (a TLS proxy on this machine, a demo) is safe without saying so.
+  if (url?.protocol === 'http:' && !isLoopbackHost(url.hostname) && cloud.allowInsecure !== true) {
+    problems.add(
+      ['cloud', 'url'],
+      'uses http:// to another machine, so the client secret and punches would cross the network in clear text: use https://, or set cloud.allowInsecure: true for a network you trust',
+    )
+  }
 }
 
 function checkSpool(spool: Mapping | undefined, problems: ProblemList): void {

@@ -58,7 +58,8 @@ export async function loadAgentConfig(
   return toRuntimeConfig(document as AgentConfigFile, secrets, baseDir)
 }
 
-async function readConfigText(path: string): Promise<string> {
+/** The file's text; a file that cannot be read is a ConfigFileError saying why. */
+export async function readConfigText(path: string): Promise<string> {
   const fail = (message: string) => new ConfigFileError(path, [{ path, message }])
   try {
     const info = await stat(path)

@@ -95,7 +95,7 @@ const MqttDevice = Type.Object(
         minLength: 1,
         maxLength: 128,
         description:
-          "Embedded broker: only this user (of mqtt.embedded.users) may publish this device's punches, so one device's credentials cannot forge another's punches.",
+          "Embedded broker: only this user (of mqtt.embedded.users) may publish this device's punches, so one device's credentials cannot forge another's punches. Without it, any of the broker's users may (a warning when the broker has users).",
       }),
     ),
   },
@@ -247,7 +247,18 @@ export const AgentConfigSchema = Type.Object(
     ),
     cloud: Type.Object(
       {
-        url: Type.String({ pattern: '^https?://', description: 'e.g. https://hajri.example.com' }),
+        url: Type.String({
+          pattern: '^https?://',
+          description:
+            'e.g. https://hajri.example.com. http:// only to this machine (localhost, 127.0.0.1, [::1]) unless allowInsecure is true.',
+        }),
+        allowInsecure: Type.Optional(
+          Type.Boolean({
+            default: false,
+            description:
+              'true: allow an http:// url to another machine. The client secret and every punch then cross the network in clear text: only for a network you trust, e.g. a TLS proxy on the same LAN segment.',
+          }),
+        ),
         clientId: Type.String({ minLength: 1, maxLength: 128 }),
         clientSecret: Type.Optional(Type.String({ minLength: 1 })),
         clientSecretFile: Type.Optional(SecretFile),
@@ -285,7 +296,8 @@ export const AgentConfigSchema = Type.Object(
         listen: Type.String({
           pattern: '^[^:]+:\\d{1,5}$|^\\[[0-9a-fA-F:]+\\]:\\d{1,5}$',
           default: '127.0.0.1:9410',
-          description: 'host:port of the local status, health and metrics listener.',
+          description:
+            'host:port of the local status, health and metrics listener. Keep it on loopback (127.0.0.1, [::1]): what it shows includes employee codes and punch times. Any other address is a warning.',
         }),
       },
       { additionalProperties: false, default: {} },

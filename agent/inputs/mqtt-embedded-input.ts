@@ -34,6 +34,8 @@ export interface MqttEmbeddedInputOptions {
 
 /** MQTT 3.1.1 §3.2.2.3 CONNACK return code 5: "Connection Refused, not authorized". */
 const NOT_AUTHORIZED = 5 as AuthErrorCode
+/** MQTT 3.1.1 §3.2.2.3 CONNACK return code 2: "Connection Refused, identifier rejected". */
+const IDENTIFIER_REJECTED = 2 as AuthErrorCode
 
 /** Why a PUBLISH got no PUBACK. aedes closes the connection on it; the device sends the punch again. */
 class PublishRefused extends Error {
@@ -78,6 +80,13 @@ type Outcome = { ok: true } | { ok: false; err: unknown }
  *   [MQTT-4.6.0-2]), even though their accepts run concurrently (which lets the spool group them).
  * - deviceState: a device is `connected` while at least one client has published for it, or has
  *   connected with its device id as username or clientId; `disconnected` when the last one goes.
+ * - A client id belongs to a user (with mqtt.embedded.users). MQTT 3.1.1 §3.1.4 has the server
+ *   close an existing connection with the same client id ([MQTT-3.1.4-2]), so a device's user
+ *   could otherwise keep another device offline by connecting with its id, again and again. A
+ *   CONNECT is refused (CONNACK 2, identifier rejected) when its client id is held by a connection
+ *   of another user, or is the id of a device bound to another user (devices[].mqtt.username).
+ *   The same user reconnecting takes over, as MQTT says: a device that lost its connection
+ *   without noticing must get back in.
  */
 export class MqttEmbeddedInput {
   private readonly matcher: TopicMatcher
@@ -92,6 +101,8 @@ export class MqttEmbeddedInput {
   private readonly inflight = new Set<Promise<void>>()
   private readonly ackTails = new WeakMap<Client, Promise<void>>()
   private readonly usernames = new WeakMap<Client, string>()
+  /** clientId → the authenticated connection that holds it, until its socket closes. */
+  private readonly clientIdHolders = new Map<string, { client: Client; username: string }>()
   /** deviceId → the one username allowed to publish its punches (devices[].mqtt.username). */
   private readonly owners = new Map<string, string>()
   private readonly clientDevices = new WeakMap<Client, Set<string>>()
@@ -252,8 +263,44 @@ export class MqttEmbeddedInput {
       done(err, false)
       return
     }
+    const taken = this.clientIdTakenFrom(client.id, username)
+    if (taken !== undefined) {
+      this.log.warn(
+        { clientId: client.id, username, holder: taken },
+        'connection refused: client id of another user',
+      )
+      const err = new Error('identifier rejected') as AuthenticateError
+      err.returnCode = IDENTIFIER_REJECTED
+      done(err, false)
+      return
+    }
     this.usernames.set(client, username)
+    this.holdClientId(client, username)
     done(null, true)
+  }
+
+  /** The other user the client id belongs to, or undefined when `username` may use it. */
+  private clientIdTakenFrom(clientId: string, username: string): string | undefined {
+    const owner = this.owners.get(clientId)
+    if (owner !== undefined && owner !== username) return owner
+    const holder = this.clientIdHolders.get(clientId)
+    if (holder && !holder.client.closed && holder.username !== username) return holder.username
+    return undefined
+  }
+
+  /**
+   * Claimed at authentication, not when aedes registers the client: between the two, persistence
+   * calls let another CONNECT with the same id be authenticated, and it would then take over.
+   */
+  private holdClientId(client: Client, username: string): void {
+    const clientId = client.id
+    this.clientIdHolders.set(clientId, { client, username })
+    const release = () => {
+      if (this.clientIdHolders.get(clientId)?.client === client) this.clientIdHolders.delete(clientId)
+    }
+    // A holder whose client has closed counts for nothing (clientIdTakenFrom); this only frees memory.
+    if (client.conn.destroyed) release()
+    else client.conn.once('close', release)
   }
 
   private authorizePublish(

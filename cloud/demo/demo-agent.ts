@@ -1,6 +1,7 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import { isAbsolute, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { isLoopbackHost } from '../../shared/loopback-host.js'
 
 /** The demo's one device: an MQTT terminal at the factory gate, publishing JSON punches. */
 export const DEMO_DEVICE_ID = 'demo-gate'
@@ -66,13 +67,16 @@ export function simulateArgs(mqttPort: number, employees: readonly string[], eve
  */
 export function agentConfigYaml(files: DemoAgentFiles): string {
   const q = JSON.stringify
+  // The demo's cloud is plain http on this machine. Reached at a LAN address (HAJRI_HOST), the
+  // secret would cross the network in clear, which the agent refuses unless told: the demo says so.
+  const insecure = isLoopbackHost(new URL(files.cloudUrl).hostname) ? '' : '\n  allowInsecure: true'
   return `# Written by \`npm start\` (hajri-cloud demo) at every start: edits here are overwritten.
 # Every setting is explained in deploy/agent.example.yaml.
 site: { id: demo-factory, timezone: Asia/Kolkata }
 cloud:
   url: ${q(files.cloudUrl)}
   clientId: ${q(files.clientId)}
-  clientSecretFile: ${CLIENT_SECRET_FILE}
+  clientSecretFile: ${CLIENT_SECRET_FILE}${insecure}
 spool: { dir: spool }
 status: { listen: ${q(`127.0.0.1:${files.statusPort}`)} }
 # JSON lines: the demo reads them and shows warnings and errors.

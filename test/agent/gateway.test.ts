@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises'
 import { createServer, request, type Server } from 'node:http'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -588,11 +588,15 @@ describe('GET /metrics', () => {
 describe('dead letters through the status listener', () => {
   const deadLetters = async (base: string) =>
     ((await (await fetch(`${base}/dead-letters`)).json()) as { data: Record<string, unknown>[] }).data
-  const replay = async (base: string, filter: object = {}) =>
+  /** A change: with the control token the agent keeps in its spool directory. */
+  const replay = async (agent: { base: string; config: AgentConfig }, filter: object = {}) =>
     (await (
-      await fetch(`${base}/dead-letters/replay`, {
+      await fetch(`${agent.base}/dead-letters/replay`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${(await readFile(join(agent.config.spool.dir, 'control-token'), 'utf8')).trim()}`,
+        },
         body: JSON.stringify(filter),
       })
     ).json()) as { replayed: number; kept: number }
@@ -617,7 +621,7 @@ describe('dead letters through the status listener', () => {
     expect((await agent.status()).spool.punches).toBe(0)
 
     await cloud.upsertEmployees(tenantId, [employee(code)])
-    expect(await replay(agent.base)).toEqual({ replayed: 1, kept: 0 })
+    expect(await replay(agent)).toEqual({ replayed: 1, kept: 0 })
     await until(async () => (await storedInCloud()).has(id))
     expect(await deadLetters(agent.base)).toEqual([])
     await until(async () => (await agent.status()).forwarding.forwarded === 1)
@@ -638,7 +642,7 @@ describe('dead letters through the status listener', () => {
       tenantId,
       codes.map((code) => employee(code)),
     )
-    expect(await replay(agent.base)).toEqual({ replayed: 2, kept: 0 })
+    expect(await replay(agent)).toEqual({ replayed: 2, kept: 0 })
     await until(async () => (await agent.status()).spool.punches === 0)
     // Both are through: forwarded, or (if refused again) back in dead letters.
     await until(async () => {
@@ -660,10 +664,10 @@ describe('dead letters through the status listener', () => {
     })
     await agent.input.send('main-door', 'garbage', 'serial')
     expect((await agent.status()).deadLetters.count).toBe(2)
-    expect(await replay(agent.base, { reason: 'status_unmapped' })).toEqual({ replayed: 0, kept: 2 })
-    expect(await replay(agent.base, { deviceId: 'main-door' })).toEqual({ replayed: 0, kept: 2 })
+    expect(await replay(agent, { reason: 'status_unmapped' })).toEqual({ replayed: 0, kept: 2 })
+    expect(await replay(agent, { deviceId: 'main-door' })).toEqual({ replayed: 0, kept: 2 })
     // The clock-invalid punch is replayable (an operator vouches for it); a raw frame is not.
-    expect(await replay(agent.base, { reason: 'device_clock_invalid', deviceId: 'gate-1' })).toEqual({
+    expect(await replay(agent, { reason: 'device_clock_invalid', deviceId: 'gate-1' })).toEqual({
       replayed: 1,
       kept: 1,
     })

@@ -1,33 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { stringify } from 'yaml'
-import type { AgentIo } from '../../../agent/commands/agent-command.js'
-import { runAgentCli } from '../../../agent/main.js'
 import { CLIENT_SECRET, ConfigDir, EXAMPLE_ENV, exampleInto, minimalDoc } from '../config/config-fixture.js'
-
-interface CliResult {
-  code: number
-  stdout: string
-  stderr: string
-}
-
-/** Runs hajri-agent in-process, capturing what it writes. */
-async function agent(cwd: string, env: NodeJS.ProcessEnv, ...argv: string[]): Promise<CliResult> {
-  let stdout = ''
-  let stderr = ''
-  const io: AgentIo = {
-    env,
-    cwd,
-    stdout: (text) => {
-      stdout += text
-    },
-    stderr: (text) => {
-      stderr += text
-    },
-    isTty: false,
-  }
-  const code = await runAgentCli(argv, io)
-  return { code, stdout, stderr }
-}
+import { runAgent as agent } from './run-agent.js'
 
 let files: ConfigDir
 beforeAll(async () => {

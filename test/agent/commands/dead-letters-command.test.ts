@@ -271,7 +271,21 @@ describe('through the running agent (--url)', () => {
 
   it('replays the dead letters of one reason into the spool, and they reach the cloud', async () => {
     cloud.unknown.delete('E404')
-    const result = await cli('dead-letters', 'replay', '--url', base, '--reason', 'rejected_by_cloud')
+    // A change: the agent takes it only with the control token it keeps in its spool directory.
+    const refused = await cli('dead-letters', 'replay', '--url', base, '--reason', 'rejected_by_cloud')
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain('the agent takes changes only with its control token')
+    const tokenFile = join(spoolDir, 'control-token')
+    const result = await cli(
+      'dead-letters',
+      'replay',
+      '--url',
+      base,
+      '--token-file',
+      tokenFile,
+      '--reason',
+      'rejected_by_cloud',
+    )
     expect(result).toEqual({
       code: 0,
       stdout: 'replayed 1 punch(es) into the spool; 2 dead letter(s) kept\n',
@@ -381,6 +395,7 @@ describe('a long list of dead letters, page after page', () => {
     // The running agent's listener, serving the same directory.
     server = new StatusServer({
       listen: '127.0.0.1:0',
+      tokenFile: join(pileDir, 'control-token'),
       log,
       status: () => {
         throw new Error('not asked')

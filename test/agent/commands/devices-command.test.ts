@@ -4,6 +4,7 @@
  * and the terminal (the firmware model) uploads that period again, which is stored as ordinary
  * records. Refusals say why, and nothing is queued for them.
  */
+import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { AdmsDevice } from '../../../agent/simulator/adms-device.js'
 import {
@@ -38,7 +39,8 @@ async function agentWithTerminal(): Promise<{ agent: SimulatorTestAgent; device:
 }
 
 async function cli(agent: SimulatorTestAgent, args: string[]) {
-  const run = cliInProcess(['devices', 'backfill', ...args, '--url', agent.statusUrl])
+  // The agent's own agent.yaml: where it listens, and its control token (in spool.dir).
+  const run = cliInProcess(['devices', 'backfill', ...args, '--config', join(agent.dir, 'agent.yaml')])
   return { code: await run.done, stdout: run.stdout(), stderr: run.stderr() }
 }
 

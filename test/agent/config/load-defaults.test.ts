@@ -23,6 +23,7 @@ describe('loadAgentConfig: defaults', () => {
     })
     expect(config.cloud).toEqual({
       url: 'https://hajri.example.com',
+      allowInsecure: false,
       clientId: 'hjc_test',
       clientSecret: CLIENT_SECRET,
       scope: 'attendance:write',

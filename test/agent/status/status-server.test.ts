@@ -1,4 +1,7 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { connect } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import pino from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
 import { EventBus } from '../../../agent/events.js'
@@ -45,17 +48,23 @@ function listening(address: string): Promise<boolean> {
 }
 
 let server: StatusServer | undefined
+let dir: string | undefined
 afterEach(async () => {
   await server?.stop()
   server = undefined
+  if (dir) await rm(dir, { recursive: true, force: true })
+  dir = undefined
 })
 
 async function start(overrides: { alarms?: string[] } = {}) {
   const events = new EventBus(log)
   const replays: { reason?: string; deviceId?: string }[] = []
   const listings: DeadLetterQuery[] = []
+  dir = await mkdtemp(join(tmpdir(), 'hajri-status-'))
+  const tokenFile = join(dir, 'control-token')
   server = new StatusServer({
     listen: '127.0.0.1:0',
+    tokenFile,
     log,
     status: () => status(overrides.alarms),
     metrics: createMetrics(events, () => ({
@@ -81,7 +90,8 @@ async function start(overrides: { alarms?: string[] } = {}) {
   })
   await server.start()
   const base = server.address ?? ''
-  return { base, replays, listings, events }
+  const token = (await readFile(tokenFile, 'utf8')).trim()
+  return { base, replays, listings, events, token }
 }
 
 describe('parseListen', () => {
@@ -152,11 +162,11 @@ describe('the status listener', () => {
   })
 
   it('replays dead letters on POST /dead-letters/replay, passing on the filter and nothing else', async () => {
-    const { base, replays } = await start()
+    const { base, replays, token } = await start()
     const post = (body: string | undefined, type?: string) =>
       fetch(`${base}/dead-letters/replay`, {
         method: 'POST',
-        ...(type ? { headers: { 'content-type': type } } : {}),
+        headers: { authorization: `Bearer ${token}`, ...(type ? { 'content-type': type } : {}) },
         ...(body !== undefined ? { body } : {}),
       })
     const answer = await post(
@@ -167,8 +177,9 @@ describe('the status listener', () => {
     await post('{}', 'application/json')
     // Anything but text is no filter at all: it must not become a filter matching nothing, or everything.
     await post(JSON.stringify({ reason: 7, deviceId: ['gate-1'], extra: 'x' }), 'application/json')
-    await post(undefined)
-    expect(replays).toEqual([{ reason: 'rejected_by_cloud', deviceId: 'gate-1' }, {}, {}, {}])
+    // A change takes a JSON body and nothing else (no HTML form can send one).
+    expect((await post(undefined)).status).toBe(415)
+    expect(replays).toEqual([{ reason: 'rejected_by_cloud', deviceId: 'gate-1' }, {}, {}])
   })
 
   it('answers 404 for anything else', async () => {

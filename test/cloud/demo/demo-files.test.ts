@@ -128,6 +128,26 @@ describe("the demo agent's files", () => {
     })
   })
 
+  it('reach a cloud at a LAN address over plain http only by saying so (allowInsecure)', async () => {
+    const agentDir = join(dir, 'demo-agent-lan')
+    const files = {
+      clientId: 'hjc_0rcPMYOIotUMEhAyhGgtRade',
+      clientSecret: 'hjs_XnwrjtYO5NNiqsmRvAddTMFh7KiJyqj0MoTcgGVD3tJuxO',
+      mqttPort: 1884,
+      statusPort: 9411,
+    }
+    const lan = await loadAgentConfig(
+      await writeAgentFiles(agentDir, { ...files, cloudUrl: 'http://192.168.1.20:8080' }),
+      {},
+    )
+    expect(lan.cloud).toMatchObject({ url: 'http://192.168.1.20:8080', allowInsecure: true })
+    const local = await loadAgentConfig(
+      await writeAgentFiles(agentDir, { ...files, cloudUrl: 'http://[::1]:8080' }),
+      {},
+    )
+    expect(local.cloud.allowInsecure).toBe(false)
+  })
+
   it('run hajri-agent from dist/ beside the compiled cloud, or from source beside the .ts', () => {
     const compiled = agentEntry(pathToFileURL('/opt/hajri/dist/cloud/demo/demo-agent.js').href)
     expect(compiled.prefix).toEqual(['/opt/hajri/dist/agent/main.js'])
