@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs'
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
@@ -58,11 +58,24 @@ function lazySecretBox(options: SecretKeySettings, target: DatabaseTarget): () =
   }
 }
 
+/**
+ * The database holds every tenant's data, as secret.key beside it holds the key to its secrets: only
+ * the service's user may read it. The directory is made 0700 when we make it, and the database file
+ * 0600 before SQLite opens it: SQLite gives the -wal and -shm files it makes the database file's mode
+ * (its unix VFS, "same permissions as the database"). Files left by an earlier version with a wider
+ * mode are narrowed to 0600.
+ */
+function keepPrivate(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+  closeSync(openSync(path, 'a', 0o600))
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(file)) chmodSync(file, 0o600)
+}
+
 export function openDatabase(url: string, options: OpenDatabaseOptions = {}): DatabaseHandle {
   const target = parseDatabaseUrl(url, options.cwd)
   const secretBox = lazySecretBox(options, target)
   if (target.dialect === 'sqlite') {
-    if (target.path !== ':memory:') mkdirSync(dirname(target.path), { recursive: true })
+    if (target.path !== ':memory:') keepPrivate(target.path)
     const sqlite = new SqliteDatabase(target.path)
     sqlite.pragma('journal_mode = WAL')
     // NORMAL: a COMMIT writes the WAL without an fsync on the event loop's thread; WalSync makes it

@@ -1,5 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely'
 import type { Database } from './schema.js'
+import { retryOnConflict } from './transaction-conflict.js'
 
 export type TransactionWork<T> = (trx: Transaction<Database>) => Promise<T>
 
@@ -78,8 +79,13 @@ async function inSavepoint(unit: Unit, trx: Transaction<Database>): Promise<Outc
   }
 }
 
-/** Write transactions for a database: shared on SQLite, one per unit on PostgreSQL, which has many connections. */
+/**
+ * Write transactions for a database: shared on SQLite, one per unit on PostgreSQL, which has many
+ * connections. There a unit that loses a deadlock or a serialization race is run again, a bounded
+ * number of times (retryOnConflict), so a unit of work must not act outside the database before it
+ * returns. SQLite has one writer: nothing to retry.
+ */
 export function transactionRunner(db: Kysely<Database>, dialect: 'sqlite' | 'postgres'): RunInTransaction {
   if (dialect === 'sqlite') return new GroupCommit(db).run
-  return (work) => db.transaction().execute(work)
+  return (work) => retryOnConflict(() => db.transaction().execute(work))
 }

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } f
 import fp from 'fastify-plugin'
 import { PROBLEM_CONTENT_TYPE } from '../../shared/problem.js'
 import { AppError, toProblem } from '../app-error.js'
+import { isTransactionConflict } from '../db/transaction-conflict.js'
 import { fieldLocation, toFieldErrors } from '../validation.js'
 
 // Fastify's own client errors, by code, and the problem each becomes.
@@ -19,6 +20,14 @@ const FASTIFY_ERRORS: Record<string, (err: FastifyError) => AppError> = {
 /** Maps any error to the AppError it is for a client, or undefined for a server fault. */
 export function classify(err: FastifyError): AppError | undefined {
   if (err instanceof AppError) return err
+  // A transaction that lost a deadlock or serialization race more often than the transaction runner
+  // retries: nothing was stored, and the same request is likely to pass a moment later. 503 with
+  // Retry-After (RFC 9110 §15.6.4, §10.2.3), not a 500: the request was fine.
+  if (isTransactionConflict(err)) {
+    return new AppError('service_unavailable', 'Concurrent changes collided with this request; try again.', {
+      headers: { 'retry-after': '1' },
+    })
+  }
   if (err.validation) {
     const location = fieldLocation(err.validationContext)
     return new AppError('validation_failed', 'One or more fields are not valid; see errors.', {

@@ -26,6 +26,9 @@ export interface DeliveryListFilter {
   limit: number
 }
 
+/** How unfannedEvents locks the events it returns. */
+export type EventLock = 'skip' | 'wait' | 'none'
+
 /** A claimed delivery with what its attempt needs. */
 export interface DueDelivery {
   delivery: DeliveryRow
@@ -41,27 +44,21 @@ export interface DueDelivery {
 export class DeliveryStore {
   constructor(private readonly db: Executor) {}
 
-  /** Events not yet fanned out to endpoints, oldest first; of one tenant, or of all. */
-  async unfannedEvents(limit: number, lock: boolean, tenantId?: string): Promise<EventRow[]> {
+  /**
+   * Events not yet fanned out to endpoints, oldest first; of one tenant, or of all. `lock` (PostgreSQL
+   * only; SQLite has one writer) locks the rows returned: `skip` passes over rows another transaction
+   * holds (the dispatcher: instances share the work), `wait` waits for them (an endpoint change: it
+   * must settle every event emitted before it). Either way the rows are locked in id order (the sort
+   * is made before the rows are locked), the one order every transaction takes event locks in, so two
+   * of them cannot each hold an event the other waits for.
+   */
+  async unfannedEvents(limit: number, lock: EventLock, tenantId?: string): Promise<EventRow[]> {
     let q = this.db.selectFrom('webhook_events').selectAll().where('fanned_out', '=', 0)
     if (tenantId !== undefined) q = q.where('tenant_id', '=', tenantId)
     q = q.orderBy('id').limit(limit)
-    if (lock) q = q.forUpdate().skipLocked()
+    if (lock === 'skip') q = q.forUpdate().skipLocked()
+    else if (lock === 'wait') q = q.forUpdate()
     return q.execute()
-  }
-
-  /**
-   * Locks a tenant's events awaiting fan-out with a no-op update (which both databases accept, unlike
-   * FOR UPDATE), waiting for a dispatcher that holds some to finish with them. Made before any other
-   * write of its transaction, it cannot deadlock with the dispatcher's fan-out.
-   */
-  async lockUnfannedEvents(tenantId: string): Promise<void> {
-    await this.db
-      .updateTable('webhook_events')
-      .set((eb) => ({ fanned_out: eb.ref('fanned_out') }))
-      .where('tenant_id', '=', tenantId)
-      .where('fanned_out', '=', 0)
-      .execute()
   }
 
   async markFannedOut(ids: readonly string[]): Promise<void> {
@@ -98,13 +95,15 @@ export class DeliveryStore {
    * first. With `lock` (PostgreSQL) the rows are locked and rows locked by another instance are
    * skipped (FOR UPDATE SKIP LOCKED), so two instances never take the same delivery. Endpoints in
    * `skipEndpoints` (those with no free slot) are left out, so that their backlog cannot fill the
-   * page and hide every other endpoint's deliveries behind it.
+   * page and hide every other endpoint's deliveries behind it; so are tenants in `skipTenants` (those
+   * holding their share of the slots), whose many endpoints would otherwise do the same.
    */
   async dueDeliveries(
     now: number,
     limit: number,
     lock: boolean,
     skipEndpoints: readonly string[] = [],
+    skipTenants: readonly string[] = [],
   ): Promise<DeliveryRow[]> {
     let q = this.db
       .selectFrom('webhook_deliveries as d')
@@ -116,6 +115,7 @@ export class DeliveryStore {
       .where('e.status', '=', 'active')
       .where('e.deleted_at', 'is', null)
     if (skipEndpoints.length > 0) q = q.where('d.endpoint_id', 'not in', skipEndpoints)
+    if (skipTenants.length > 0) q = q.where('d.tenant_id', 'not in', skipTenants)
     q = q.orderBy('d.next_attempt_at').orderBy('d.id').limit(limit)
     if (lock) q = q.forUpdate('d').skipLocked()
     return q.execute()

@@ -4,6 +4,7 @@ import type { LogFn } from 'pino'
 import type { Database } from '../../db/schema.js'
 import type { SecretBox } from '../../secret-box.js'
 import type { AuditService } from '../audit/service.js'
+import { ADDRESS_NOT_ALLOWED } from './attempt-error.js'
 import { AttemptRecorder } from './attempt-recorder.js'
 import { DeliveryStore, type DueDelivery } from './delivery-store.js'
 import { secretContext } from './endpoint-service.js'
@@ -48,7 +49,9 @@ export interface DispatcherOptions {
 export class WebhookDispatcher {
   private readonly queue: PQueue
   private readonly recorder: AttemptRecorder
+  /** Runs in flight, per endpoint and per tenant. */
   private readonly inFlight = new Map<string, number>()
+  private readonly tenantInFlight = new Map<string, number>()
   /** One per attempt in flight, to cut them short when stopping. */
   private readonly aborts = new Set<AbortController>()
   private running = false
@@ -129,11 +132,13 @@ export class WebhookDispatcher {
   /** Makes deliveries of events not yet fanned out; returns how many events it took. */
   private async fanOut(): Promise<number> {
     const now = this.options.now()
-    return this.options.db
-      .transaction()
-      .execute((trx) =>
-        fanOutEvents(trx, { now, limit: FAN_OUT_BATCH, lock: this.options.dialect === 'postgres' }),
-      )
+    return this.options.db.transaction().execute((trx) =>
+      fanOutEvents(trx, {
+        now,
+        limit: FAN_OUT_BATCH,
+        lock: this.options.dialect === 'postgres' ? 'skip' : 'none',
+      }),
+    )
   }
 
   /**
@@ -152,12 +157,29 @@ export class WebhookDispatcher {
     const full = [...this.inFlight]
       .filter(([, count]) => count >= settings.endpointConcurrency)
       .map(([endpointId]) => endpointId)
+    // Likewise a tenant holding its share of the slots: one tenant with many endpoints whose receivers
+    // hang would otherwise take every slot, and every other tenant's deliveries would wait behind it.
+    const fullTenants = [...this.tenantInFlight]
+      .filter(([, count]) => count >= settings.tenantConcurrency)
+      .map(([tenantId]) => tenantId)
+    const limit = free * RUN_LENGTH
+    let pageFull = false
     const runs = await this.options.db.transaction().execute(async (trx) => {
       const store = new DeliveryStore(trx)
-      const due = await store.dueDeliveries(now, free * RUN_LENGTH, this.options.dialect === 'postgres', full)
-      const planned = planRuns(due, free, (endpointId) => {
-        return settings.endpointConcurrency - (this.inFlight.get(endpointId) ?? 0)
-      })
+      const due = await store.dueDeliveries(
+        now,
+        limit,
+        this.options.dialect === 'postgres',
+        full,
+        fullTenants,
+      )
+      pageFull = due.length >= limit
+      const planned = planRuns(
+        due,
+        free,
+        (endpointId) => settings.endpointConcurrency - (this.inFlight.get(endpointId) ?? 0),
+        (tenantId) => settings.tenantConcurrency - (this.tenantInFlight.get(tenantId) ?? 0),
+      )
       // The k-th delivery of a run is reached after at most k attempts before it, each bounded by the
       // timeout: its lease covers that, so a dead instance's first deliveries are taken over soonest.
       const leases = new Map<string, number>()
@@ -177,20 +199,24 @@ export class WebhookDispatcher {
     // No event goes out whose change a power cut could still undo (SQLite: the WAL's fsync).
     if (runs.length > 0) await this.options.durable?.()
     for (const run of runs) {
-      const endpointId = run[0]?.delivery.endpoint_id
-      if (endpointId === undefined) continue
-      this.inFlight.set(endpointId, (this.inFlight.get(endpointId) ?? 0) + 1)
+      const first = run[0]?.delivery
+      if (first === undefined) continue
+      const { endpoint_id: endpointId, tenant_id: tenantId } = first
+      count(this.inFlight, endpointId, +1)
+      count(this.tenantInFlight, tenantId, +1)
       this.queue
         .add(() => this.attemptRun(run))
         .catch((err) => this.options.log.error({ err, endpointId }, 'webhook run failed'))
         .finally(() => {
-          const left = (this.inFlight.get(endpointId) ?? 1) - 1
-          if (left > 0) this.inFlight.set(endpointId, left)
-          else this.inFlight.delete(endpointId)
+          count(this.inFlight, endpointId, -1)
+          count(this.tenantInFlight, tenantId, -1)
           this.wake()
         })
     }
-    return runs.length > 0 && runs.length >= free
+    // Round again at once when every free slot was filled, or when slots are left but the page was
+    // full: its deliveries may all have been of endpoints or tenants now at their share, and the next
+    // page (which leaves those out) may hold another tenant's.
+    return runs.length > 0 && (runs.length >= free || pageFull)
   }
 
   /**
@@ -255,18 +281,30 @@ export class WebhookDispatcher {
       return false
     }
     const succeeded = result.status !== null && result.status >= 200 && result.status < 300
-    this.options.log.debug(
-      {
-        deliveryId: delivery.id,
-        endpointId: delivery.endpoint_id,
-        attempt: delivery.attempts + 1,
-        status: result.status,
-        error: result.error,
-      },
-      succeeded ? 'webhook delivered' : 'webhook attempt failed',
-    )
+    const logged = {
+      tenantId: delivery.tenant_id,
+      deliveryId: delivery.id,
+      endpointId: delivery.endpoint_id,
+      attempt: delivery.attempts + 1,
+      status: result.status,
+      error: result.error,
+      // The whole error, which the attempt log leaves out (attempt-error.ts): for the operator only.
+      detail: result.errorDetail,
+    }
+    // A refused address is someone pointing a webhook inside the network, or a receiver's DNS gone
+    // wrong: the operator hears of it, with the address and host the tenant's log does not show.
+    if (result.error === ADDRESS_NOT_ALLOWED)
+      this.options.log.warn(logged, 'webhook attempt refused: the address is not allowed')
+    else this.options.log.debug(logged, succeeded ? 'webhook delivered' : 'webhook attempt failed')
     return succeeded && outcome.endpointActive
   }
+}
+
+/** Adds `by` to a count kept in a map, dropping it at zero. */
+function count(counts: Map<string, number>, key: string, by: number): void {
+  const next = (counts.get(key) ?? 0) + by
+  if (next > 0) counts.set(key, next)
+  else counts.delete(key)
 }
 
 /** A claimed delivery with what its attempt needs, and the claim's lease. */
@@ -276,16 +314,19 @@ interface ClaimedDelivery extends DueDelivery {
 
 /**
  * Splits due deliveries (oldest first) into runs of one endpoint each: at most `slots` runs, at most
- * `freeFor(endpoint)` runs per endpoint, RUN_LENGTH deliveries a run. Runs of one endpoint take its
- * deliveries in turn, so with one slot per endpoint they are attempted in their order.
+ * `freeFor(endpoint)` runs per endpoint and `freeForTenant(tenant)` per tenant (its share of the
+ * slots), RUN_LENGTH deliveries a run. Runs of one endpoint take its deliveries in turn, so with one
+ * slot per endpoint they are attempted in their order.
  */
-export function planRuns<T extends { endpoint_id: string }>(
+export function planRuns<T extends { endpoint_id: string; tenant_id?: string }>(
   due: readonly T[],
   slots: number,
   freeFor: (endpointId: string) => number,
+  freeForTenant: (tenantId: string) => number = () => Number.POSITIVE_INFINITY,
 ): T[][] {
   const runs: T[][] = []
   const open = new Map<string, T[][]>()
+  const tenantRuns = new Map<string, number>()
   for (const delivery of due) {
     let endpointRuns = open.get(delivery.endpoint_id)
     if (!endpointRuns) {
@@ -294,7 +335,11 @@ export function planRuns<T extends { endpoint_id: string }>(
     }
     let run = endpointRuns.find((r) => r.length < RUN_LENGTH)
     if (!run) {
+      const tenant = delivery.tenant_id ?? ''
+      const taken = tenantRuns.get(tenant) ?? 0
       if (runs.length >= slots || endpointRuns.length >= freeFor(delivery.endpoint_id)) continue
+      if (taken >= freeForTenant(tenant)) continue
+      tenantRuns.set(tenant, taken + 1)
       run = []
       endpointRuns.push(run)
       runs.push(run)

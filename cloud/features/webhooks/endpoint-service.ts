@@ -5,15 +5,16 @@ import { formatServerTime } from '../../../shared/time.js'
 import { isWebhookEventType, type WebhookEventType } from '../../../shared/webhook-events.js'
 import type { WebhookEndpoint, WebhookEndpointInput } from '../../../shared/webhooks.js'
 import { AppError } from '../../app-error.js'
+import type { RunInTransaction } from '../../db/group-commit.js'
 import type { Database } from '../../db/schema.js'
 import type { SecretBox } from '../../secret-box.js'
 import type { Actor, AuditService } from '../audit/service.js'
-import { DeliveryStore } from './delivery-store.js'
 import { type EndpointRow, type EndpointSecretRow, EndpointStore } from './endpoint-store.js'
 import { fanOutEvents } from './fan-out.js'
 import type { WebhookOutbox } from './outbox.js'
 import type { WebhookUrlPolicy } from './url-policy.js'
 import { generateSigningSecret } from './webhook-sender.js'
+import { DEFAULT_WEBHOOK_SETTINGS } from './webhook-settings.js'
 
 /** After a rotation the old secret still signs for this long unless chosen otherwise (0 to 30 days). */
 export const DEFAULT_SECRET_GRACE_SECONDS = 24 * 3600
@@ -47,10 +48,16 @@ export class EndpointService {
   constructor(
     private readonly deps: {
       db: Kysely<Database>
+      /** Every change runs through it: on PostgreSQL it retries a transaction that lost a deadlock. */
+      transact: RunInTransaction
+      /** PostgreSQL locks the events an endpoint change settles; SQLite has one writer. */
+      dialect: 'sqlite' | 'postgres'
       audit: AuditService
       outbox: WebhookOutbox
       secretBox: () => SecretBox
       policy: WebhookUrlPolicy
+      /** Live endpoints one tenant may have (HAJRI_WEBHOOK_MAX_ENDPOINTS). */
+      maxEndpointsPerTenant?: number
       now: () => number
     },
   ) {}
@@ -119,9 +126,19 @@ export class EndpointService {
       deleted_at: null,
     }
     const secretRow = this.sealed(id, secret, now)
-    await this.deps.db.transaction().execute(async (trx) => {
+    await this.deps.transact(async (trx) => {
       await this.settlePendingEvents(trx, tenantId, now)
       const store = new EndpointStore(trx)
+      // Every endpoint takes a share of the dispatcher's slots and work at each event: a tenant's
+      // number of them is bounded, checked under a lock so concurrent registrations cannot overshoot.
+      if (this.deps.dialect === 'postgres') await store.lockTenantRegistrations(tenantId)
+      const cap = this.deps.maxEndpointsPerTenant ?? DEFAULT_WEBHOOK_SETTINGS.maxEndpointsPerTenant
+      if ((await store.countLive(tenantId)) >= cap) {
+        throw new AppError(
+          'webhook_endpoint_limit_reached',
+          `A tenant may have at most ${cap} webhook endpoints; delete one before registering another.`,
+        )
+      }
       await store.insert(tenantId, row)
       await store.insertSecret(tenantId, secretRow)
       await this.deps.audit.record(trx, tenantId, actor, {
@@ -216,7 +233,7 @@ export class EndpointService {
     const now = this.deps.now()
     const secret = generateSigningSecret()
     const until = now + graceSeconds * 1_000_000
-    await this.deps.db.transaction().execute(async (trx) => {
+    await this.deps.transact(async (trx) => {
       const store = new EndpointStore(trx)
       await this.row(store, tenantId, id)
       await store.expireSecrets(tenantId, id, until)
@@ -233,7 +250,7 @@ export class EndpointService {
 
   /** The current signing secret, shown again to an admin: an audited act. */
   async revealSecret(tenantId: string, id: string, actor: Actor): Promise<{ secret: string }> {
-    return this.deps.db.transaction().execute(async (trx) => {
+    return this.deps.transact(async (trx) => {
       const store = new EndpointStore(trx)
       await this.row(store, tenantId, id)
       const current = (await store.liveSecrets(tenantId, id, this.deps.now())).find(
@@ -251,7 +268,7 @@ export class EndpointService {
 
   /** Sends the test event to this endpoint only (even a paused one gets it once resumed). */
   async sendTest(tenantId: string, id: string, actor: Actor): Promise<{ messageId: string }> {
-    const [messageId] = await this.deps.db.transaction().execute(async (trx) => {
+    const [messageId] = await this.deps.transact(async (trx) => {
       await this.row(new EndpointStore(trx), tenantId, id)
       await this.deps.audit.record(trx, tenantId, actor, {
         action: 'webhook_endpoint.test_sent',
@@ -284,10 +301,12 @@ export class EndpointService {
    * a new one would get events from before it existed, a new filter events from before it was set.
    */
   private async settlePendingEvents(trx: Transaction<Database>, tenantId: string, now: number) {
-    await new DeliveryStore(trx).lockUnfannedEvents(tenantId)
+    // PostgreSQL: wait for the events a dispatcher (or another change) holds, locking them in id
+    // order, before this change locks the endpoint's row (see fanOutEvents for the order).
+    const lock = this.deps.dialect === 'postgres' ? 'wait' : 'none'
     let taken: number
     do {
-      taken = await fanOutEvents(trx, { now, limit: FAN_OUT_BATCH, lock: false, tenantId })
+      taken = await fanOutEvents(trx, { now, limit: FAN_OUT_BATCH, lock, tenantId })
     } while (taken === FAN_OUT_BATCH)
   }
 
@@ -320,7 +339,7 @@ export class EndpointService {
     options: { settle?: boolean } = {},
   ): Promise<WebhookEndpoint> {
     const now = this.deps.now()
-    return this.deps.db.transaction().execute(async (trx: Transaction<Database>) => {
+    return this.deps.transact(async (trx: Transaction<Database>) => {
       const store = new EndpointStore(trx)
       const before = await this.row(store, tenantId, id)
       if (options.settle) await this.settlePendingEvents(trx, tenantId, now)

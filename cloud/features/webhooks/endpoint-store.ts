@@ -27,6 +27,27 @@ export class EndpointStore {
       .executeTakeFirst()
   }
 
+  /** How many live (not deleted) endpoints the tenant has. */
+  async countLive(tenantId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('webhook_endpoints')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('tenant_id', '=', tenantId)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirstOrThrow()
+    return Number(row.n)
+  }
+
+  /**
+   * PostgreSQL: makes registrations of one tenant's endpoints wait for each other, by locking the
+   * tenant's row until the transaction ends, so that two of them cannot both count the endpoints
+   * below the cap and both insert. FOR NO KEY UPDATE: the foreign-key checks of other inserts (FOR KEY
+   * SHARE) go on. SQLite has one writer: nothing to wait for.
+   */
+  async lockTenantRegistrations(tenantId: string): Promise<void> {
+    await this.db.selectFrom('tenants').select('id').where('id', '=', tenantId).forNoKeyUpdate().execute()
+  }
+
   async list(tenantId: string): Promise<EndpointRow[]> {
     return this.db
       .selectFrom('webhook_endpoints')

@@ -1,7 +1,7 @@
 import type { Transaction } from 'kysely'
 import { newId } from '../../../shared/ids.js'
 import type { Database } from '../../db/schema.js'
-import { DeliveryStore, type EventRow } from './delivery-store.js'
+import { DeliveryStore, type EventLock, type EventRow } from './delivery-store.js'
 
 /**
  * Makes one delivery per endpoint that wants it of each event not yet fanned out, oldest event first;
@@ -10,10 +10,15 @@ import { DeliveryStore, type EventRow } from './delivery-store.js'
  * first, in its own transaction, so that the events emitted before the change go by the endpoints as
  * they were: a new endpoint hears nothing from before it existed, and a filter applies from when it
  * was set, whatever the dispatcher's lag.
+ *
+ * On PostgreSQL only events this transaction holds locked are fanned out (see unfannedEvents): so no
+ * other transaction inserts the same deliveries or marks the same events meanwhile, and the only row
+ * locks it waits for are event locks, taken in id order. Events come before endpoints and deliveries
+ * in every transaction that locks more than one of them: no cycle of waits, no deadlock.
  */
 export async function fanOutEvents(
   trx: Transaction<Database>,
-  options: { now: number; limit: number; lock: boolean; tenantId?: string },
+  options: { now: number; limit: number; lock: EventLock; tenantId?: string },
 ): Promise<number> {
   const { now } = options
   const store = new DeliveryStore(trx)

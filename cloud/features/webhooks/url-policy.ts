@@ -25,10 +25,25 @@ function isPublicUnicast(address: ipaddr.IPv4 | ipaddr.IPv6): boolean {
   return address.range() === 'unicast' && !inDenied(address)
 }
 
+/** The code of our own refusals (deniedError). */
+const ADDRESS_REFUSED = 'ERR_WEBHOOK_ADDRESS_NOT_ALLOWED'
+
 const deniedError = (address: string, host: string) =>
-  new Error(
-    `DNS lookup ${address}(host:${host}) is not allowed. Because, It is an IPv4-compatible IPv6 address.`,
+  Object.assign(
+    new Error(
+      `DNS lookup ${address}(host:${host}) is not allowed. Because, It is an IPv4-compatible IPv6 address.`,
+    ),
+    { code: ADDRESS_REFUSED },
   )
+
+/**
+ * Whether a connection was refused for its address: by deniedError, or by request-filtering-agent,
+ * whose refusals carry no code, only this message (`DNS lookup <address>(family:…, host:…) is not
+ * allowed. Because, …`), for an IP literal and a DNS answer alike.
+ */
+export function isAddressRefusal(err: { code?: unknown; message: string }): boolean {
+  return err.code === ADDRESS_REFUSED || /^DNS lookup .+ is not allowed\./.test(err.message)
+}
 
 /**
  * A lookup that refuses the DENIED addresses, for request-filtering-agent to check the rest (its

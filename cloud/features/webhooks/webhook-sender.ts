@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto'
 import { StringDecoder } from 'node:string_decoder'
 import got from 'got'
 import { Webhook } from 'standardwebhooks'
+import { attemptError } from './attempt-error.js'
 import type { WebhookUrlPolicy } from './url-policy.js'
+import { DEFAULT_WEBHOOK_SETTINGS } from './webhook-settings.js'
 
 /** What one attempt came to. */
 export interface AttemptResult {
@@ -11,7 +13,10 @@ export interface AttemptResult {
   durationMs: number
   /** The first KiB of the answer. */
   body: string | null
+  /** Why there was no answer, as the attempt log keeps it for the tenant's admins (attempt-error.ts). */
   error: string | null
+  /** The error in full, for the operator's log only: it may name internal hosts and addresses. */
+  errorDetail?: string
   /** A 429 or 503's Retry-After, in ms. */
   retryAfterMs: number | undefined
 }
@@ -62,7 +67,13 @@ function retryAfterMs(value: string | string[] | undefined, now: number): number
  * redirects (a 3xx is an answer, not a success), and only the first KiB of the answer read.
  */
 export class WebhookSender {
-  constructor(private readonly deps: { policy: WebhookUrlPolicy; timeoutSeconds: number }) {}
+  constructor(
+    private readonly deps: {
+      policy: WebhookUrlPolicy
+      timeoutSeconds: number
+      connectTimeoutSeconds?: number
+    },
+  ) {}
 
   async send(
     url: string,
@@ -87,7 +98,7 @@ export class WebhookSender {
       const chunks: Buffer[] = []
       let kept = 0
       let settled = false
-      const finish = (error: string | null) => {
+      const finish = (error: { recorded: string; detail: string } | null) => {
         if (settled) return
         settled = true
         const text = kept > 0 ? keptAnswer(Buffer.concat(chunks)) : null
@@ -95,15 +106,25 @@ export class WebhookSender {
           status,
           durationMs: Math.round(performance.now() - started),
           body: text,
-          error,
+          error: error?.recorded ?? null,
+          ...(error ? { errorDetail: error.detail } : {}),
           retryAfterMs: retryAfter,
         })
       }
+      // Looking the receiver up and connecting are bounded on their own, shorter than the attempt: a
+      // receiver that drops connection attempts holds a slot for seconds, not the whole timeout.
+      const connect =
+        (this.deps.connectTimeoutSeconds ?? DEFAULT_WEBHOOK_SETTINGS.connectTimeoutSeconds) * 1000
       const stream = got.stream.post(target, {
         body,
         headers,
         agent: this.deps.policy.agentsFor(target),
-        timeout: { request: this.deps.timeoutSeconds * 1000 },
+        timeout: {
+          lookup: connect,
+          connect,
+          secureConnect: connect,
+          request: this.deps.timeoutSeconds * 1000,
+        },
         followRedirect: false,
         throwHttpErrors: false,
         retry: { limit: 0 },
@@ -129,7 +150,7 @@ export class WebhookSender {
       stream.on('end', () => finish(null))
       stream.on('error', (err: Error & { code?: string }) => {
         // An error after the status line (a cut body) still leaves the status as the answer.
-        finish(status === null ? `${err.code ?? 'ERROR'}: ${err.message}` : null)
+        finish(status === null ? attemptError(err) : null)
       })
     })
   }
