@@ -42,6 +42,15 @@ export const SignInInputSchema = Type.Object(
   {
     email: Type.String({ minLength: 1, maxLength: 254, pattern: NO_CONTROL_CHARACTERS }),
     password: Type.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH }),
+    tenantId: Type.Optional(
+      Type.String({
+        pattern: '^ten_[0-9A-HJKMNP-TV-Z]{26}$',
+        description:
+          'The tenant to sign in to (`ten_...`). Needed only by someone whose email is a console user of ' +
+          'several tenants with the same password: without it, the password picks the tenant (the oldest ' +
+          'account if it fits several).',
+      }),
+    ),
   },
   { title: 'SignInInput', additionalProperties: false },
 )
@@ -74,7 +83,7 @@ export const PasswordChangeInputSchema = Type.Object(
     newPassword: Type.String({
       minLength: MIN_PASSWORD_LENGTH,
       maxLength: MAX_PASSWORD_LENGTH,
-      description: `At least ${MIN_PASSWORD_LENGTH} characters; not the current one.`,
+      description: `At least ${MIN_PASSWORD_LENGTH} characters, counted after NFKC normalization, not all white space; not the current one.`,
     }),
   },
   { title: 'PasswordChangeInput', additionalProperties: false },

@@ -71,17 +71,14 @@ export const OAuthAppInputSchema = Type.Object(
     name: Name,
     scopes: Scopes,
     rateLimitPerMinute: Type.Optional(RateLimitPerMinute),
-    clientId: Type.Optional(
-      Type.String({
-        minLength: 8,
-        maxLength: 128,
-        pattern: '^[\\x21-\\x7E][\\x20-\\x7E]*[\\x21-\\x7E]$',
-        description:
-          'Default: generated (`hjc_...`). Set it to keep an id the integration already uses elsewhere.',
-      }),
-    ),
   },
-  { title: 'OAuthAppInput', additionalProperties: false },
+  {
+    title: 'OAuthAppInput',
+    additionalProperties: false,
+    description:
+      'The client id is generated (`hjc_...`): client ids are unique across the whole server (RFC 6749 §2.2), so a ' +
+      'tenant does not choose one. An operator can choose one with `hajri-cloud oauth-app create --client-id`.',
+  },
 )
 
 export type OAuthAppInput = Static<typeof OAuthAppInputSchema>

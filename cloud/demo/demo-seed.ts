@@ -96,6 +96,10 @@ async function ensureTenant(
   if (previous && (await new TenantStore(deps.db).get(previous.tenant.id))) return previous
   let credentials: DemoCredentials
   try {
+    // Emails are unique within a tenant only, so creating would not refuse a second demo tenant:
+    // the owner's email, if a user has it, names the tenant an earlier run made.
+    if (await new ConsoleUserStore(deps.db).findByEmailForSignIn(DEMO_OWNER_EMAIL))
+      throw new AppError('console_user_exists', `${DEMO_OWNER_EMAIL} is a console user already.`)
     const created = await deps.services.tenants.create({
       name: DEMO_TENANT_NAME,
       adminEmail: DEMO_OWNER_EMAIL,
@@ -108,7 +112,6 @@ async function ensureTenant(
     done.push(`tenant ${created.tenantId} created`)
   } catch (err) {
     if (!(err instanceof AppError && err.code === 'console_user_exists')) throw err
-    // Emails are unique across tenants, so the owner names the tenant an earlier run made.
     const owner = await new ConsoleUserStore(deps.db).findByEmailForSignIn(DEMO_OWNER_EMAIL)
     if (!owner) throw err
     const reset = await deps.services.consoleUsers.resetPassword(

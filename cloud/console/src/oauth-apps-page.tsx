@@ -213,7 +213,6 @@ function CreateAppDialog({
   const [name, setName] = useState('')
   const [scopes, setScopes] = useState<Scope[]>(['attendance:write'])
   const [limit, setLimit] = useState('600')
-  const [clientId, setClientId] = useState('')
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<string>()
 
@@ -231,7 +230,6 @@ function CreateAppDialog({
           name: name.trim(),
           scopes,
           rateLimitPerMinute: Number(limit),
-          ...(clientId.trim() ? { clientId: clientId.trim() } : {}),
         }),
       )
     } catch (err) {
@@ -267,12 +265,6 @@ function CreateAppDialog({
             value={limit}
             onChange={(e) => setLimit(e.target.value)}
           />
-        </Field>
-        <Field
-          label="Client id (optional)"
-          hint="Leave it empty to get a new one (hjc_…). Set it to keep an id the integration already uses."
-        >
-          <input maxLength={128} value={clientId} onChange={(e) => setClientId(e.target.value)} />
         </Field>
         <div className="dialog-actions">
           <button type="button" onClick={onClose}>

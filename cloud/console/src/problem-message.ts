@@ -18,9 +18,8 @@ const MESSAGES: Partial<Record<ProblemCode, string>> = {
   rate_limited: 'Too many requests in a short time. Wait a moment, then try again.',
   webhook_delivery_not_retryable:
     'Only a failed or exhausted delivery can be retried. This one has succeeded or is still waiting for its next attempt.',
-  console_user_exists: 'Someone with this email already has access.',
+  console_user_exists: 'Someone with this email already has access to this organisation.',
   last_owner: 'This is the last owner. Invite another owner before removing this one.',
-  client_id_taken: 'Another OAuth app already uses this client id. Choose another.',
   unsupported_media_type: 'The file is not in a format the server accepts.',
   payload_too_large: 'The file is too large. Split it into smaller files and import each.',
   internal_error:
@@ -41,7 +40,7 @@ export function problemMessage(
   if (code === 'login_locked' || (code === 'rate_limited' && retryAfterSeconds)) {
     const wait = retryAfterSeconds ? ` Try again in ${humanSeconds(retryAfterSeconds)}.` : ' Try again later.'
     return code === 'login_locked'
-      ? `Too many failed sign-ins for this account.${wait}`
+      ? `Too many failed sign-ins for this email from this network. Each one makes the wait longer.${wait}`
       : `Too many requests.${wait}`
   }
   if (code === 'validation_failed' || code === 'bad_request') return validationMessage(problem)

@@ -59,7 +59,8 @@ export function Shell({ onSignOut }: { onSignOut: () => Promise<void> }) {
       </a>
       <header className="topbar">
         <span className="brand">
-          Hajri console <span className="tenant-name">{tenant.name}</span>
+          Hajri console <span className="tenant-name">{tenant.name}</span>{' '}
+          <span className="tenant-id">{tenant.id}</span>
         </span>
         <nav aria-label="Console">
           <ul>

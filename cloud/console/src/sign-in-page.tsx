@@ -15,6 +15,7 @@ interface SignInPageProps {
 export function SignInPage({ api, notice, onSignedIn }: SignInPageProps) {
   const [email, setEmail] = useState('')
   const [password, setPassword] = useState('')
+  const [tenantId, setTenantId] = useState('')
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<string>()
 
@@ -23,7 +24,14 @@ export function SignInPage({ api, notice, onSignedIn }: SignInPageProps) {
     setBusy(true)
     setError(undefined)
     try {
-      onSignedIn(await api.post<Session>('/session', { email: email.trim(), password }))
+      const tenant = tenantId.trim()
+      onSignedIn(
+        await api.post<Session>('/session', {
+          email: email.trim(),
+          password,
+          ...(tenant ? { tenantId: tenant } : {}),
+        }),
+      )
     } catch (err) {
       setError(errorMessage(err))
       setBusy(false)
@@ -57,6 +65,21 @@ export function SignInPage({ api, notice, onSignedIn }: SignInPageProps) {
             onChange={(e) => setPassword(e.target.value)}
           />
         </Field>
+        <details className="sign-in-tenant">
+          <summary>Several organisations with one password?</summary>
+          <Field
+            label="Organisation id (optional)"
+            hint="Your password chooses the organisation. If you use the same password in several, enter the id (ten_…) of the one to open; it is shown beside its name once you are signed in."
+          >
+            <input
+              autoComplete="off"
+              spellCheck={false}
+              pattern="ten_[0-9A-HJKMNP-TV-Z]{26}"
+              value={tenantId}
+              onChange={(e) => setTenantId(e.target.value)}
+            />
+          </Field>
+        </details>
         <button type="submit" className="button-primary" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>

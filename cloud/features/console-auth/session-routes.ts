@@ -29,8 +29,8 @@ declare module 'fastify' {
 
 /**
  * Sign-in requests one address may make a minute, right or wrong: scrypt is costly by design, and
- * this keeps one client from spending the server's CPU on it. Wrong passwords also lock the email and
- * the address out (sign-in-throttle.ts), across instances.
+ * this keeps one client from spending the server's CPU on it. Wrong passwords also earn growing
+ * delays for the email and the address (sign-in-throttle.ts), across instances.
  */
 export const SIGN_INS_PER_IP_PER_MINUTE = 30
 
@@ -80,8 +80,11 @@ export const consoleSessionRoutes: FastifyPluginAsyncTypebox<ConsoleSessionRoute
         summary: 'Sign in to the console',
         description:
           'Sets the `hajri_session` cookie (HttpOnly, SameSite=Strict, Secure over https). A wrong email and a wrong ' +
-          'password get the same 401 `invalid_credentials`. Five failures for one email in 15 minutes, or fifty from ' +
-          'one address, lock it for 15 minutes: 429 `login_locked` with Retry-After.',
+          'password get the same 401 `invalid_credentials`. After 3 failures for one email from one address (10 for ' +
+          'the email from all the addresses that have failed for it, 50 for one address), each further attempt waits ' +
+          'longer: 1 s, then doubling up to 15 minutes (429 `login_locked` with Retry-After). An address that has ' +
+          'not failed for the email is never held back by other addresses. `tenantId` is needed only when the ' +
+          'email is a user of several tenants with the same password.',
         body: SignInInputSchema,
         response: { 200: ConsoleSessionSchema },
       },
@@ -152,8 +155,9 @@ export const consoleSessionRoutes: FastifyPluginAsyncTypebox<ConsoleSessionRoute
         tags: TAGS,
         summary: 'Change your password',
         description:
-          "Clears the first sign-in's must-change-password state and ends your other sessions. Wrong current " +
-          'passwords count towards the sign-in lockout.',
+          "Clears the first sign-in's must-change-password state and ends your other sessions. The new password " +
+          'needs 12 characters after NFKC normalization, not all white space. Wrong current passwords are ' +
+          'delayed like failed sign-ins.',
         body: PasswordChangeInputSchema,
         response: { 204: Type.Null() },
       },

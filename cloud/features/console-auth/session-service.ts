@@ -17,6 +17,7 @@ import {
 } from '../credentials/secret-format.js'
 import type { ConsoleContext } from './console-context.js'
 import { type ConsoleUserFields, consoleUserView, normalizeEmail } from './console-user-view.js'
+import { newPasswordProblem } from './new-password-problem.js'
 import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from './password.js'
 import { ConsoleSessionStore, type SessionWithUser } from './session-store.js'
 import { SignInThrottle } from './sign-in-throttle.js'
@@ -32,6 +33,13 @@ export const CONSOLE_SESSION: SecretKind = { prefix: 'hjw_', randomLength: 40 }
  */
 export const SESSION_IDLE_SECONDS = 2 * 3600
 export const SESSION_LIFETIME_SECONDS = 12 * 3600
+
+/**
+ * Console users with one email a sign-in without a tenant tries, oldest first: a person works for a
+ * few tenants, not many; beyond these, the sign-in names its tenant. They are checked concurrently
+ * (scrypt runs on libuv's thread pool), so with cores to spare several take about as long as one.
+ */
+export const MAX_ACCOUNTS_PER_SIGN_IN = 4
 
 const SECOND = 1_000_000
 /** The idle clock is moved on at most once a minute: one write a minute, not one per request. */
@@ -100,6 +108,11 @@ export class ConsoleSessionService {
    * Checks the password and opens a session. An unknown email and a wrong password get the same
    * answer after the same work (one scrypt): neither says which emails exist. A session secret the
    * browser still held is ended, so a sign-in never carries an earlier session on (session fixation).
+   *
+   * An email is unique within a tenant only, so the same person may be a console user of several.
+   * Without `tenantId`, the password is checked against each of them (at most a few, concurrently)
+   * and picks the tenant; with it, only that tenant's user is looked at. Tenants never see each
+   * other's users: the answer is the same whether or not another tenant has this email.
    */
   async signIn(
     input: SignInInput,
@@ -112,24 +125,32 @@ export class ConsoleSessionService {
     // fuzzing what requests store).
     if (email === '') throw invalid('#/email', 'must not be blank')
     const attempt = { email, ip }
-    const { lastAllowed } = await this.throttle.admit(attempt)
+    const { delaySeconds } = await this.throttle.admit(attempt)
     const { db, audit } = this.deps
-    const user = await new ConsoleUserStore(db).findByEmailForSignIn(email)
-    const matches = await verifyPassword(input.password, user?.password_hash ?? DUMMY_PASSWORD_HASH)
-    if (!user || !matches) {
-      if (user) {
-        // Only a user's own tenant hears of attempts on them; the password itself is never recorded.
+    const candidates = await new ConsoleUserStore(db).findForSignIn(email, {
+      tenantId: input.tenantId,
+      limit: MAX_ACCOUNTS_PER_SIGN_IN,
+    })
+    const checks = await Promise.all(
+      (candidates.length > 0 ? candidates : [undefined]).map((u) =>
+        verifyPassword(input.password, u?.password_hash ?? DUMMY_PASSWORD_HASH),
+      ),
+    )
+    const user = candidates.find((_, i) => checks[i])
+    if (!user) {
+      await this.throttle.failed(attempt)
+      // Only a user's own tenant hears of attempts on them; the password itself is never recorded.
+      for (const candidate of candidates)
         await audit.record(
           db,
-          user.tenant_id,
+          candidate.tenant_id,
           { name: 'anonymous', ip },
           {
             action: 'console_user.sign_in_failed',
-            target: { type: 'console_user', id: user.id },
-            details: { email, locked: lastAllowed },
+            target: { type: 'console_user', id: candidate.id },
+            details: { email, retryAfterSeconds: delaySeconds },
           },
         )
-      }
       throw new AppError('invalid_credentials', 'The email or password is wrong.')
     }
 
@@ -210,21 +231,25 @@ export class ConsoleSessionService {
 
   /**
    * Replaces the password, clears "must change password", and ends the user's other sessions (one may
-   * be an attacker's who knew the old password). Guesses at the current password count towards the
-   * email's lockout like failed sign-ins: a stolen session must not become a password oracle.
+   * be an attacker's who knew the old password). Guesses at the current password are delayed like
+   * failed sign-ins from the session's address: a stolen session must not become a password oracle.
    */
   async changePassword(session: AuthenticatedSession, input: PasswordChangeInput): Promise<void> {
     const current = input.currentPassword.normalize('NFKC')
     const next = input.newPassword.normalize('NFKC')
+    const problem = newPasswordProblem(next)
+    if (problem !== undefined) throw invalid('#/newPassword', problem)
     if (next === current) throw invalid('#/newPassword', 'must differ from the current password')
     if (normalizeEmail(next) === session.user.email) throw invalid('#/newPassword', 'must not be your email')
 
     const { db, audit } = this.deps
     const tenantId = session.tenant.id
-    const attempt = { email: session.user.email, ip: null }
+    const attempt = { email: session.user.email, ip: session.context.actor.ip }
     await this.throttle.admit(attempt)
     const user = await new ConsoleUserStore(db).get(tenantId, session.user.id)
     if (!user) throw new AppError('session_expired', 'Your console user was removed.')
+    // Not charged to the address as well: a session guesses at its own user's password only, and
+    // the address's count is there against spraying over many emails.
     if (!(await verifyPassword(current, user.password_hash)))
       throw new AppError(
         'current_password_incorrect',
@@ -244,7 +269,7 @@ export class ConsoleSessionService {
     })
   }
 
-  /** Drops sessions past their expiry and lockout counters past their window (hourly, off the request path). */
+  /** Drops sessions past their expiry and sign-in counters past their window (hourly, off the request path). */
   async purgeExpired(): Promise<number> {
     const now = this.deps.now()
     const sessions = await new ConsoleSessionStore(this.deps.db).deleteExpired(

@@ -36,9 +36,23 @@ export class ConsoleUserStore {
       .executeTakeFirst()
   }
 
-  /** Not scoped by tenant: at sign-in, the email is how we learn the tenant (emails are unique). */
+  /**
+   * The console users a sign-in may be for, oldest first: the one in `tenantId` when the sign-in
+   * names its tenant, else those of every tenant with this email (an email is unique within a
+   * tenant only), at most `limit`.
+   */
+  async findForSignIn(
+    email: string,
+    options: { tenantId?: string | undefined; limit: number },
+  ): Promise<ConsoleUserRow[]> {
+    let query = this.db.selectFrom('console_users').selectAll().where('email', '=', email)
+    if (options.tenantId !== undefined) query = query.where('tenant_id', '=', options.tenantId)
+    return query.orderBy('created_at').orderBy('id').limit(options.limit).execute()
+  }
+
+  /** The oldest console user with this email, in whichever tenant. */
   async findByEmailForSignIn(email: string): Promise<ConsoleUserRow | undefined> {
-    return this.db.selectFrom('console_users').selectAll().where('email', '=', email).executeTakeFirst()
+    return (await this.findForSignIn(email, { limit: 1 }))[0]
   }
 
   /** In id order (creation order), from after `afterId`. */

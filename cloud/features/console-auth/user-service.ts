@@ -90,9 +90,13 @@ export class ConsoleUserService {
         })
       })
     } catch (err) {
-      // Emails are unique across tenants: sign-in is by email alone.
+      // Emails are unique within a tenant only: this answer speaks of this tenant's users, never
+      // of another tenant's, so it tells no one which emails other tenants have.
       if (isUniqueViolation(err))
-        throw new AppError('console_user_exists', `A console user with email ${email} already exists.`)
+        throw new AppError(
+          'console_user_exists',
+          `This tenant already has a console user with email ${email}.`,
+        )
       throw err
     }
     return { user: consoleUserView({ ...row, last_sign_in_at: null }), temporaryPassword }
@@ -120,7 +124,7 @@ export class ConsoleUserService {
 
   /**
    * For an operator, when a user (perhaps the only owner) cannot sign in: a new one-time password,
-   * every session ended, and the email's lockout lifted. Found by email: that is what the user knows.
+   * every session ended, and the email's sign-in delays lifted. Found by email: that is what the user knows.
    */
   async resetPassword(tenantId: string, email: string, actor: Actor): Promise<InvitedConsoleUser> {
     const normalized = normalizeEmail(email)

@@ -44,14 +44,18 @@ export const oauthAppConsoleRoutes: FastifyPluginAsyncTypebox<{ apps: OAuthAppSe
         summary: 'Create an OAuth app (client credentials)',
         description:
           'The client secret is in this answer and nowhere else, ever: only its SHA-256 is kept. ' +
-          'The app gets tokens from POST /api/oauth/token.',
+          'The app gets tokens from POST /api/oauth/token. The client id is generated (`hjc_...`): ' +
+          'client ids are unique across the server, so a tenant cannot choose one.',
         body: OAuthAppInputSchema,
         response: { 201: CreatedOAuthAppSchema },
       },
     },
     async (request, reply) => {
       const tenantId = request.console.tenant.id
-      const { id, clientSecret } = await apps.create(tenantId, request.body, request.console.actor)
+      // The body has no client id (OAuthAppInputSchema): a tenant's app always gets a generated one.
+      const { name, scopes, rateLimitPerMinute } = request.body
+      const input = { name, scopes, ...(rateLimitPerMinute === undefined ? {} : { rateLimitPerMinute }) }
+      const { id, clientSecret } = await apps.create(tenantId, input, request.console.actor)
       // The CLI prints what create answers; the console shows the app as its list will.
       return reply.code(201).send({ ...(await apps.get(tenantId, id)), clientSecret })
     },

@@ -1,7 +1,7 @@
 /**
  * Issue 6, "Sign-in and roles": users sign in with an email and a password (scrypt); a wrong email
- * and a wrong password are answered alike; repeated failures lock the email (and an address) out,
- * across instances, until the lock expires; every sign-in and failed sign-in is audited, and no
+ * and a wrong password are answered alike; repeated failures earn growing delays for the email from
+ * an address, the email from the addresses that failed, and an address, across instances; every sign-in and failed sign-in is audited, and no
  * password reaches the audit log or the logs.
  */
 import { Writable } from 'node:stream'
@@ -14,7 +14,7 @@ import {
   verifyPassword,
 } from '../../../../cloud/features/console-auth/password.js'
 import { SESSION_IDLE_SECONDS } from '../../../../cloud/features/console-auth/session-service.js'
-import { SIGN_IN_LOCKOUT } from '../../../../cloud/features/console-auth/sign-in-throttle.js'
+import { delayAfter, SIGN_IN_DELAYS } from '../../../../cloud/features/console-auth/sign-in-throttle.js'
 import { describeEachDatabase } from '../../../support/cloud-harness.js'
 import {
   activate,
@@ -28,9 +28,6 @@ import {
   someAddress,
   uniqueEmail,
 } from './session-kit.js'
-
-const MINUTE = 60_000_000
-const LOCK = SIGN_IN_LOCKOUT.email.lockSeconds * 1_000_000
 
 describeEachDatabase('console sign-in', (cloud) => {
   afterEach(() => {
@@ -91,7 +88,7 @@ describeEachDatabase('console sign-in', (cloud) => {
     expect(audit.data[0]).toMatchObject({
       actor: 'anonymous',
       target: { type: 'console_user', id: user.id },
-      details: { email: user.email, locked: false },
+      details: { email: user.email, retryAfterSeconds: 0 },
     })
     expect(JSON.stringify(audit.data)).not.toContain('not the password at all')
   })
@@ -125,75 +122,97 @@ describeEachDatabase('console sign-in', (cloud) => {
     }
   })
 
-  it('locks an email for 15 minutes after 5 failures, even against the right password, then lets it in', async () => {
+  it('holds an email back from the address that failed, longer after each failure, and not from elsewhere', async () => {
     const user = await newUser(cloud, (await newTenant(cloud)).tenantId, 'admin')
+    const address = someAddress()
     const start = cloud.now()
     cloud.fixedNow = start
-    for (let i = 0; i < SIGN_IN_LOCKOUT.email.failures; i++) {
-      // From a different address each time: the lock follows the email, not the address.
-      const res = await signInRequest(cloud, user.email, `wrong ${i}`)
+    const free = SIGN_IN_DELAYS.accountFromAddress.free
+    for (let i = 0; i <= free; i++) {
+      const res = await signInRequest(cloud, user.email, `wrong ${i}`, { remoteAddress: address })
       expect(problemOf(res), `failure ${i + 1}`).toEqual({ status: 401, code: 'invalid_credentials' })
     }
-    const locked = await signInRequest(cloud, user.email, user.password)
-    expect(problemOf(locked)).toEqual({ status: 429, code: 'login_locked' })
-    expect(locked.headers['retry-after']).toBe(String(SIGN_IN_LOCKOUT.email.lockSeconds))
-    expect(sessionCookieOf(locked)).toBeUndefined()
+    const held = await signInRequest(cloud, user.email, user.password, { remoteAddress: address })
+    expect(problemOf(held)).toEqual({ status: 429, code: 'login_locked' })
+    expect(held.headers['retry-after']).toBe('1')
+    expect(sessionCookieOf(held)).toBeUndefined()
+    // Elsewhere, the user signs in as ever.
+    expect((await signInRequest(cloud, user.email, user.password)).statusCode).toBe(200)
 
-    cloud.fixedNow = start + LOCK - MINUTE
-    const later = await signInRequest(cloud, user.email, user.password)
-    expect(problemOf(later)).toEqual({ status: 429, code: 'login_locked' })
-    expect(Number(later.headers['retry-after'])).toBe(60)
-
-    cloud.fixedNow = start + LOCK
-    const res = await signInRequest(cloud, user.email, user.password)
-    expect(res.statusCode, res.body).toBe(200)
-
-    // The fifth failure said so in the audit log.
+    // The audit log says what each failure cost.
     const failed = await cloud.services.audit.list(user.tenantId, { action: 'console_user.sign_in_failed' })
-    expect(failed.data.map((e) => e.details.locked)).toEqual([true, false, false, false, false])
+    expect(failed.data.map((e) => e.details.retryAfterSeconds)).toEqual([1, 0, 0, 0])
   })
 
-  it('lets no more than 5 guesses of a concurrent burst be checked: each is counted before its password', async () => {
+  it('lets no more than the free guesses of a concurrent burst be checked: each is counted before its password', async () => {
     const user = await newUser(cloud, (await newTenant(cloud)).tenantId, 'admin')
+    const address = someAddress()
     const burst = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => signInRequest(cloud, user.email, `burst guess ${i}`)),
+      Array.from({ length: 12 }, (_, i) =>
+        signInRequest(cloud, user.email, `burst guess ${i}`, { remoteAddress: address }),
+      ),
     )
     const statuses = burst.map((r) => problemOf(r))
-    expect(statuses.filter((p) => p.code === 'invalid_credentials')).toHaveLength(
-      SIGN_IN_LOCKOUT.email.failures,
-    )
-    expect(statuses.filter((p) => p.code === 'login_locked')).toHaveLength(
-      12 - SIGN_IN_LOCKOUT.email.failures,
-    )
+    const checked = SIGN_IN_DELAYS.accountFromAddress.free + 1
+    expect(statuses.filter((p) => p.code === 'invalid_credentials')).toHaveLength(checked)
+    expect(statuses.filter((p) => p.code === 'login_locked')).toHaveLength(12 - checked)
   })
 
-  it('forgets failures after a successful sign-in, and after the 15-minute window', async () => {
+  it('forgets failures after a successful sign-in, and after the 24-hour window', async () => {
     const user = await newUser(cloud, (await newTenant(cloud)).tenantId, 'admin')
+    const address = someAddress()
     const start = cloud.now()
     cloud.fixedNow = start
     const fail = async (n: number) => {
       for (let i = 0; i < n; i++)
-        expect((await signInRequest(cloud, user.email, 'wrong')).statusCode).toBe(401)
+        expect((await signInRequest(cloud, user.email, 'wrong', { remoteAddress: address })).statusCode).toBe(
+          401,
+        )
     }
-    await fail(4)
-    expect((await signInRequest(cloud, user.email, user.password)).statusCode).toBe(200)
-    await fail(4)
-    cloud.fixedNow = start + SIGN_IN_LOCKOUT.email.windowSeconds * 1_000_000
-    await fail(4)
-    // Four in this window: not locked yet.
-    expect((await signInRequest(cloud, user.email, user.password)).statusCode).toBe(200)
+    const free = SIGN_IN_DELAYS.accountFromAddress.free
+    await fail(free)
+    expect(
+      (await signInRequest(cloud, user.email, user.password, { remoteAddress: address })).statusCode,
+    ).toBe(200)
+    await fail(free + 1)
+    cloud.fixedNow = start + SIGN_IN_DELAYS.windowSeconds * 1_000_000
+    await fail(free)
+    // Only the free failures in this window: no wait.
+    expect(
+      (await signInRequest(cloud, user.email, user.password, { remoteAddress: address })).statusCode,
+    ).toBe(200)
   })
 
-  it('locks an email that is nobody’s exactly like a user’s, so a lock says nothing about who exists', async () => {
+  it('holds back an email that is nobody’s exactly like a user’s, so a wait says nothing about who exists', async () => {
     const email = uniqueEmail('nobody')
-    for (let i = 0; i < SIGN_IN_LOCKOUT.email.failures; i++)
-      expect((await signInRequest(cloud, email, 'guess')).statusCode).toBe(401)
-    const res = await signInRequest(cloud, email, 'guess')
+    const address = someAddress()
+    for (let i = 0; i <= SIGN_IN_DELAYS.accountFromAddress.free; i++)
+      expect((await signInRequest(cloud, email, 'guess', { remoteAddress: address })).statusCode).toBe(401)
+    const res = await signInRequest(cloud, email, 'guess', { remoteAddress: address })
     expect(problemOf(res)).toEqual({ status: 429, code: 'login_locked' })
-    expect(res.headers['retry-after']).toBe(String(SIGN_IN_LOCKOUT.email.lockSeconds))
+    expect(res.headers['retry-after']).toBe('1')
   })
 
-  it('locks an address that fails for many emails (password spraying), not the users elsewhere', async () => {
+  it('holds back addresses that have failed for an email by the email’s count, never an address that has not', async () => {
+    const user = await newUser(cloud, (await newTenant(cloud)).tenantId, 'admin')
+    cloud.fixedNow = cloud.now()
+    const free = SIGN_IN_DELAYS.accountFromAddress.free
+    const guessers = [someAddress(), someAddress(), someAddress(), someAddress()]
+    // 4 × 3 failures: each address within its own free ones, the email past its 10.
+    for (const address of guessers)
+      for (let i = 0; i < free; i++)
+        expect((await signInRequest(cloud, user.email, 'guess', { remoteAddress: address })).statusCode).toBe(
+          401,
+        )
+    const held = await signInRequest(cloud, user.email, user.password, { remoteAddress: guessers[0] })
+    expect(problemOf(held)).toEqual({ status: 429, code: 'login_locked' })
+    expect(held.headers['retry-after']).toBe('2')
+    expect(
+      (await signInRequest(cloud, user.email, user.password, { remoteAddress: someAddress() })).statusCode,
+    ).toBe(200)
+  })
+
+  it('holds back an address that fails for many emails (password spraying), not the users elsewhere', async () => {
     const user = await newUser(cloud, (await newTenant(cloud)).tenantId, 'viewer')
     // Fifty failures take more than a minute under the per-minute request limit: this instance has none.
     const app = await buildApp({
@@ -204,6 +223,7 @@ describeEachDatabase('console sign-in', (cloud) => {
       now: cloud.now,
       signInsPerIpPerMinute: 1_000_000,
     })
+    cloud.fixedNow = cloud.now()
     const address = someAddress()
     const attempt = (email: string, password: string) =>
       app.inject({
@@ -213,24 +233,28 @@ describeEachDatabase('console sign-in', (cloud) => {
         remoteAddress: address,
       })
     try {
-      for (let i = 0; i < SIGN_IN_LOCKOUT.ip.failures; i++) {
+      for (let i = 0; i <= SIGN_IN_DELAYS.address.free; i++) {
         const res = await attempt(uniqueEmail(`spray${i}`), 'Winter2026!')
         expect(res.statusCode, `attempt ${i + 1}: ${res.body}`).toBe(401)
       }
       const res = await attempt(user.email, user.password)
       expect(problemOf(res)).toEqual({ status: 429, code: 'login_locked' })
-      expect(res.headers['retry-after']).toBe(String(SIGN_IN_LOCKOUT.ip.lockSeconds))
-      // From elsewhere, the user signs in as ever: the address is locked, not the email.
+      expect(res.headers['retry-after']).toBe('1')
+      // From elsewhere, the user signs in as ever: the address waits, not the email.
       expect((await signInRequest(cloud, user.email, user.password)).statusCode).toBe(200)
     } finally {
       await app.close()
     }
   }, 60_000)
 
-  it('holds the lockout in the database: another instance of the service refuses the locked email too', async () => {
+  it('holds the delays in the database: another instance of the service refuses the same attempt too', async () => {
     const user = await newUser(cloud, (await newTenant(cloud)).tenantId, 'admin')
-    for (let i = 0; i < SIGN_IN_LOCKOUT.email.failures; i++)
-      expect((await signInRequest(cloud, user.email, 'wrong')).statusCode).toBe(401)
+    const address = someAddress()
+    cloud.fixedNow = cloud.now()
+    for (let i = 0; i <= SIGN_IN_DELAYS.accountFromAddress.free; i++)
+      expect((await signInRequest(cloud, user.email, 'wrong', { remoteAddress: address })).statusCode).toBe(
+        401,
+      )
     const other = await buildApp({
       config: { bodyLimitBytes: 1024 * 1024, trustProxy: false, logLevel: 'silent' },
       database: cloud.database,
@@ -243,6 +267,7 @@ describeEachDatabase('console sign-in', (cloud) => {
         method: 'POST',
         url: `${CONSOLE}/session`,
         payload: { email: user.email, password: user.password },
+        remoteAddress: address,
       })
       expect(problemOf(res)).toEqual({ status: 429, code: 'login_locked' })
     } finally {
@@ -350,9 +375,16 @@ describe('the hash an unknown email is checked against', () => {
   })
 })
 
-describe('sign-in lockout settings', () => {
-  it('exports the limits the README documents', () => {
-    expect(SIGN_IN_LOCKOUT.email).toEqual({ failures: 5, windowSeconds: 900, lockSeconds: 900 })
-    expect(SIGN_IN_LOCKOUT.ip).toEqual({ failures: 50, windowSeconds: 900, lockSeconds: 900 })
+describe('sign-in delay settings', () => {
+  it('exports the delays the README documents', () => {
+    expect(SIGN_IN_DELAYS).toEqual({
+      accountFromAddress: { free: 3, firstDelaySeconds: 1, maxDelaySeconds: 900 },
+      account: { free: 10, firstDelaySeconds: 1, maxDelaySeconds: 900 },
+      address: { free: 50, firstDelaySeconds: 1, maxDelaySeconds: 900 },
+      windowSeconds: 86_400,
+    })
+    expect([3, 4, 5, 6, 13, 14, 100].map((n) => delayAfter(n, SIGN_IN_DELAYS.accountFromAddress))).toEqual([
+      0, 1, 2, 4, 512, 900, 900,
+    ])
   })
 })
