@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto'
 import { isIP } from 'node:net'
+import { brotliDecompressSync } from 'node:zlib'
 import { compileCheck } from '../../cloud/validation.js'
 import { CONSOLE_ROLES } from '../../shared/console-auth.js'
 import { EMPLOYEE_CODE_PATTERN, EMPLOYEE_STATUSES } from '../../shared/employee.js'
@@ -39,6 +40,15 @@ const oneOf = (values: readonly unknown[]) => (v: unknown) => values.includes(v)
 const nullOr = (check: (v: unknown) => boolean) => (v: unknown) => v === null || check(v)
 const integer = (min: number, max: number) => (v: unknown) =>
   typeof v === 'number' && Number.isSafeInteger(v) && v >= min && v <= max
+/** A stored response compressed with Brotli, in base64, as text (undefined when it is not one). */
+const decompressed = (v: unknown) => {
+  if (typeof v !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(v)) return undefined
+  try {
+    return brotliDecompressSync(Buffer.from(v, 'base64')).toString('utf8')
+  } catch {
+    return undefined
+  }
+}
 const json = (v: unknown) => {
   if (typeof v !== 'string') return false
   try {
@@ -136,7 +146,18 @@ function rulesFor(now: () => number): Record<TableName, Rules> {
       idempotency_key: (v) => typeof v === 'string' && v.length > 0 && v.length <= 255 && !CONTROL.test(v),
       fingerprint: (v) => typeof v === 'string' && v.length > 0,
       response_status: integer(200, 599),
-      response_body: json,
+      response_body: (v, row) => json(row.response_encoding === 'br' ? decompressed(v) : v),
+      response_encoding: oneOf(['json', 'br']),
+      // Null only on rows stored before the column was added.
+      credential: nullOr(
+        matches(
+          new RegExp(`^(key:${ID_PREFIXES.apiKey}|app:${ID_PREFIXES.oauthApp})_[0-9A-HJKMNP-TV-Z]{26}$`),
+        ),
+      ),
+      stored_bytes: (v, row) =>
+        integer(1, 2 ** 31 - 1)(v) &&
+        (v as number) >=
+          Buffer.byteLength(String(row.idempotency_key)) + Buffer.byteLength(String(row.response_body)),
       created_at: at,
     },
     api_keys: {
@@ -274,10 +295,14 @@ function rulesFor(now: () => number): Record<TableName, Rules> {
     console_sign_in_failures: {
       key: (v) =>
         typeof v === 'string' &&
-        ((v.startsWith('email:') && v.length > 6) || (v.startsWith('ip:') && isIP(v.slice(3)) !== 0)) &&
+        ((v.startsWith('email:') && v.length > 6) ||
+          (v.startsWith('ip:') && isIP(v.slice(3)) !== 0) ||
+          // `pair:<address> <email>` (sign-in-throttle.ts)
+          (v.startsWith('pair:') &&
+            isIP(v.slice(5, v.indexOf(' '))) !== 0 &&
+            v.indexOf(' ') < v.length - 1)) &&
         !CONTROL.test(v),
-      // 0 after a success: the attempt counted against the address is taken back (sign-in-throttle.ts).
-      failures: integer(0, 1_000_000),
+      failures: integer(1, 1_000_000),
       window_started_at: at,
       locked_until: nullOr(at),
     },

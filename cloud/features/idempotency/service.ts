@@ -2,18 +2,33 @@ import { createHash } from 'node:crypto'
 import type { Kysely, Transaction } from 'kysely'
 import { AppError } from '../../app-error.js'
 import type { Database } from '../../db/schema.js'
+import { decodeResponseBody, encodeResponseBody } from './response-codec.js'
 import { IdempotencyStore } from './store.js'
 
 /** How long a key is remembered. The IETF draft leaves it to the server; 24 h covers any sane retry. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600
+
+/**
+ * What one credential's stored responses may hold within those 24 h (HAJRI_IDEMPOTENCY_MAX_BYTES_
+ * PER_CREDENTIAL). Compressed, a full 500-punch batch response takes 5 to 25 KB, so 32 MiB is
+ * well over a thousand full batches a day; without a bound, a credential sending duplicate batches
+ * under fresh keys at its rate limit stored tens of megabytes a minute while creating nothing.
+ */
+export const DEFAULT_IDEMPOTENCY_MAX_BYTES_PER_CREDENTIAL = 32 * 1024 * 1024
 
 export interface StoredResponse {
   status: number
   body: unknown
 }
 
-export interface IdempotentRequest {
+/** An Idempotency-Key as a request brings it: the key, and the credential that sent it. */
+export interface IdempotencyKeyUse {
   key: string
+  /** What the allowance counts: the API key, or the OAuth app all of whose tokens count as one. */
+  credential: string
+}
+
+export interface IdempotentRequest extends IdempotencyKeyUse {
   fingerprint: string
 }
 
@@ -29,22 +44,35 @@ export class IdempotencyRace extends Error {
  * `Idempotency-Key` (draft-ietf-httpapi-idempotency-key-header): the first response to a key is
  * stored in the same transaction as the change it reports, so a retry gets that response and never
  * a second change. A key reused with a different request is a 422 `idempotency_key_reused`.
+ *
+ * Responses are stored compressed, and each credential may keep only so many bytes of them at a
+ * time. Past that, a request under a new key is refused (429 `idempotency_storage_full`) before it
+ * runs, rather than run without its response stored or an older response dropped: either of those
+ * would let a retry still in flight make its change twice, which is what the key promised against.
+ * Refused, nothing happened, so retrying later (or without a key) stays safe; replays of keys
+ * already stored are still answered.
  */
 export class IdempotencyService {
-  constructor(private readonly deps: { db: Kysely<Database>; now: () => number }) {}
+  private readonly maxBytesPerCredential: number
+
+  constructor(
+    private readonly deps: { db: Kysely<Database>; now: () => number; maxBytesPerCredential?: number },
+  ) {
+    this.maxBytesPerCredential = deps.maxBytesPerCredential ?? DEFAULT_IDEMPOTENCY_MAX_BYTES_PER_CREDENTIAL
+  }
 
   private notBefore(): number {
     return this.deps.now() - IDEMPOTENCY_TTL_SECONDS * 1_000_000
   }
 
   /** A request's fingerprint: the operation and its parsed body, as sent. */
-  request(key: string, operation: string, body: unknown): IdempotentRequest {
+  request(use: IdempotencyKeyUse, operation: string, body: unknown): IdempotentRequest {
     const fingerprint = createHash('sha256')
       .update(operation)
       .update('\n')
       .update(JSON.stringify(body))
       .digest('base64url')
-    return { key, fingerprint }
+    return { ...use, fingerprint }
   }
 
   /** The stored response for this key, if any; a 422 if the key was used for something else. */
@@ -57,7 +85,26 @@ export class IdempotencyService {
         'This Idempotency-Key was used with a different request in the last 24 hours. Use a new key for a new request.',
       )
     }
-    return { status: row.response_status, body: JSON.parse(row.response_body) }
+    return { status: row.response_status, body: decodeResponseBody(row.response_encoding, row.response_body) }
+  }
+
+  /**
+   * Refuses a request under a new key while its credential's stored responses already hold its
+   * allowance. Checked before the work, so a refused request changes nothing; a credential can
+   * pass its allowance by the responses of the requests it has in flight, and no more.
+   */
+  async assertRoom(tenantId: string, request: IdempotentRequest): Promise<void> {
+    const notBefore = this.notBefore()
+    const usage = await new IdempotencyStore(this.deps.db).usage(tenantId, request.credential, notBefore)
+    if (usage.bytes < this.maxBytesPerCredential) return
+    // Room comes back as the oldest responses pass their 24 hours (RFC 9110 §10.2.3).
+    const oldest = usage.oldest ?? this.deps.now()
+    const seconds = Math.max(1, Math.ceil((oldest - notBefore) / 1_000_000))
+    throw new AppError(
+      'idempotency_storage_full',
+      `This credential's stored Idempotency-Key responses have reached their limit of ${this.maxBytesPerCredential} bytes for 24 hours. Nothing was done: retry after Retry-After seconds.`,
+      { headers: { 'retry-after': String(seconds) } },
+    )
   }
 
   /** Stores the response within the caller's transaction; throws IdempotencyRace if the key is taken. */
@@ -67,13 +114,18 @@ export class IdempotencyService {
     request: IdempotentRequest,
     response: StoredResponse,
   ) {
+    const body = encodeResponseBody(response.body)
     const inserted = await new IdempotencyStore(trx).insert(
       tenantId,
       {
         idempotency_key: request.key,
         fingerprint: request.fingerprint,
         response_status: response.status,
-        response_body: JSON.stringify(response.body),
+        response_body: body.text,
+        response_encoding: body.encoding,
+        credential: request.credential,
+        stored_bytes:
+          Buffer.byteLength(request.key) + request.fingerprint.length + Buffer.byteLength(body.text),
         created_at: this.deps.now(),
       },
       this.notBefore(),

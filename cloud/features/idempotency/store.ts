@@ -37,6 +37,9 @@ export class IdempotencyStore {
             fingerprint: row.fingerprint,
             response_status: row.response_status,
             response_body: row.response_body,
+            response_encoding: row.response_encoding,
+            credential: row.credential,
+            stored_bytes: row.stored_bytes,
             created_at: row.created_at,
           })
           .where('idempotency_keys.created_at', '<', notBefore),
@@ -44,6 +47,32 @@ export class IdempotencyStore {
       .returning('idempotency_key')
       .executeTakeFirst()
     return result !== undefined
+  }
+
+  /**
+   * What one credential's live records hold, in bytes, and when the oldest of them was stored
+   * (undefined when there is none): a range of the index idempotency_keys_credential.
+   */
+  async usage(
+    tenantId: string,
+    credential: string,
+    notBefore: number,
+  ): Promise<{ bytes: number; oldest: number | undefined }> {
+    const row = await this.db
+      .selectFrom('idempotency_keys')
+      .select((eb) => [
+        eb.fn.sum<number | string | null>('stored_bytes').as('bytes'),
+        eb.fn.min('created_at').as('oldest'),
+      ])
+      .where('tenant_id', '=', tenantId)
+      .where('credential', '=', credential)
+      .where('created_at', '>=', notBefore)
+      .executeTakeFirst()
+    // PostgreSQL sums to a numeric and reads bigint as a string.
+    return {
+      bytes: Number(row?.bytes ?? 0),
+      oldest: row?.oldest === null || row?.oldest === undefined ? undefined : Number(row.oldest),
+    }
   }
 
   /** Drops records older than `before`, across tenants: housekeeping, not a tenant's operation. */

@@ -10,6 +10,7 @@ import {
   PunchSchema,
 } from '../../../shared/punch.js'
 import { AppError } from '../../app-error.js'
+import type { IdempotencyKeyUse } from '../idempotency/service.js'
 import type { PunchService } from './service.js'
 
 const IdempotencyHeadersSchema = Type.Object({
@@ -26,9 +27,10 @@ const IdempotencyHeadersSchema = Type.Object({
 
 /**
  * The key as the IETF draft writes it (a structured-field string, `"abc"`) or bare, as most
- * clients send it. Printable ASCII only, at most 255 characters.
+ * clients send it. Printable ASCII only, at most 255 characters. With it, the credential whose
+ * allowance of stored responses it counts against.
  */
-function idempotencyKey(header: string | undefined): string | undefined {
+function idempotencyKey(header: string | undefined, credential: string): IdempotencyKeyUse | undefined {
   if (header === undefined) return undefined
   const key = /^"(.*)"$/.exec(header)?.[1] ?? header
   if (!/^[\x20-\x7E]{1,255}$/.test(key) || key.trim() === '') {
@@ -46,7 +48,7 @@ function idempotencyKey(header: string | undefined): string | undefined {
       },
     )
   }
-  return key
+  return { key, credential }
 }
 
 function markReplayed(reply: FastifyReply, replayed: boolean): void {
@@ -70,7 +72,7 @@ export const punchRoutes: FastifyPluginAsyncTypebox<{ service: PunchService }> =
       },
     },
     async (request, reply) => {
-      const key = idempotencyKey(request.headers['idempotency-key'])
+      const key = idempotencyKey(request.headers['idempotency-key'], request.auth.credential.rateLimitKey)
       const { body, replayed } = await service.record(request.auth.tenant, request.body, key)
       markReplayed(reply, replayed)
       return reply.code(201).header('location', `${request.routeOptions.url}/${body.id}`).send(body)
@@ -94,7 +96,7 @@ export const punchRoutes: FastifyPluginAsyncTypebox<{ service: PunchService }> =
       },
     },
     async (request, reply) => {
-      const key = idempotencyKey(request.headers['idempotency-key'])
+      const key = idempotencyKey(request.headers['idempotency-key'], request.auth.credential.rateLimitKey)
       const { body, replayed } = await service.recordBatch(request.auth.tenant, request.body.punches, key)
       markReplayed(reply, replayed)
       return body

@@ -15,6 +15,7 @@ import type { RunInTransaction } from '../../db/group-commit.js'
 import type { Database } from '../../db/schema.js'
 import { compileCheck } from '../../validation.js'
 import {
+  type IdempotencyKeyUse,
   IdempotencyRace,
   type IdempotencyService,
   type IdempotentRequest,
@@ -87,7 +88,7 @@ export class PunchService {
   async record(
     tenant: TenantContext,
     input: PunchInput,
-    idempotencyKey?: string,
+    idempotencyKey?: IdempotencyKeyUse,
   ): Promise<Replayable<Punch>> {
     const request = idempotencyKey
       ? this.deps.idempotency.request(idempotencyKey, 'POST /attendance/punches', input)
@@ -113,7 +114,7 @@ export class PunchService {
   async recordBatch(
     tenant: TenantContext,
     items: readonly unknown[],
-    idempotencyKey?: string,
+    idempotencyKey?: IdempotencyKeyUse,
   ): Promise<Replayable<PunchBatchResponse>> {
     const request = idempotencyKey
       ? this.deps.idempotency.request(idempotencyKey, 'POST /attendance/punches/batch', items)
@@ -195,6 +196,7 @@ export class PunchService {
     for (let attempt = 0; attempt < 2; attempt++) {
       const prior = await idempotency.replay(tenantId, request)
       if (prior) return { body: prior.body as T, replayed: true }
+      await idempotency.assertRoom(tenantId, request)
       try {
         return await work(recordResponse)
       } catch (err) {
