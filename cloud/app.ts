@@ -24,6 +24,7 @@ import { dashboardRoutes } from './features/dashboard/routes.js'
 import { employeeConsoleRoutes } from './features/employees/console-routes.js'
 import { employeeRoutes } from './features/employees/routes.js'
 import { healthRoutes } from './features/health/routes.js'
+import { refuseUnhonouredIdempotencyKeys } from './features/idempotency/unhonoured-key.js'
 import { oauthAppConsoleRoutes } from './features/oauth/console-routes.js'
 import { oauthMetadataRoute } from './features/oauth/metadata-route.js'
 import { oauthRoutes } from './features/oauth/routes.js'
@@ -40,6 +41,7 @@ import browserOriginPlugin from './plugins/browser-origin.js'
 import consoleAuthPlugin from './plugins/console-auth.js'
 import dbPlugin from './plugins/db.js'
 import errorsPlugin, { frameworkErrors } from './plugins/errors.js'
+import hostHeaderPlugin from './plugins/host-header.js'
 import jsonBodyPlugin from './plugins/json-body.js'
 import openapiPlugin from './plugins/openapi.js'
 import { registerRateLimit } from './plugins/rate-limit.js'
@@ -82,6 +84,7 @@ export interface AppOptions {
         | 'oauthRateLimitPerIp'
         | 'oauthRateLimitPerClient'
         | 'consoleRateLimit'
+        | 'idempotencyMaxBytesPerCredential'
         | 'webhooks'
         | 'headersTimeoutSeconds'
         | 'requestTimeoutSeconds'
@@ -240,11 +243,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   })
   // A route that declares no body takes none (issue 8, OWASP API3): see bodyless-routes.ts.
   app.addHook('onRoute', refuseUndeclaredBodies)
+  // Idempotency-Key is refused, never ignored, where a route does not honour it: see unhonoured-key.ts.
+  app.addHook('onRoute', refuseUnhonouredIdempotencyKeys)
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id)
   })
 
   await app.register(errorsPlugin)
+  await app.register(hostHeaderPlugin)
   // Every answer's security headers (issue 8, OWASP API8), errors and the console's files included.
   await app.register(securityHeadersPlugin, { origin })
   await app.register(jsonBodyPlugin)
@@ -254,7 +260,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(openapiPlugin)
 
   const webhooks = config.webhooks ?? DEFAULT_WEBHOOK_SETTINGS
-  const services = createServices(database, { now, webhooks })
+  const services = createServices(database, {
+    now,
+    webhooks,
+    idempotencyMaxBytesPerCredential: config.idempotencyMaxBytesPerCredential,
+  })
   app.decorate('services', services)
   const issuer = (request: FastifyRequest) =>
     config.publicUrl ?? `${request.protocol}://${request.host}`.replace(/\/$/, '')
@@ -358,7 +368,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       secretBox: database.secretBox,
       outbox: services.outbox,
       audit: services.audit,
-      sender: new WebhookSender({ policy: services.urlPolicy, timeoutSeconds: webhooks.timeoutSeconds }),
+      sender: new WebhookSender({
+        policy: services.urlPolicy,
+        timeoutSeconds: webhooks.timeoutSeconds,
+        connectTimeoutSeconds: webhooks.connectTimeoutSeconds,
+      }),
       durable: () => database.durable(),
       settings: webhooks,
       log: app.log.child({ component: 'webhooks' }),

@@ -1,5 +1,7 @@
 import { parseDuration } from '../shared/duration.js'
+import { isLoopbackHost } from '../shared/loopback-host.js'
 import { parseDatabaseUrl } from './db/database-url.js'
+import { DEFAULT_IDEMPOTENCY_MAX_BYTES_PER_CREDENTIAL } from './features/idempotency/service.js'
 import {
   DEFAULT_WEBHOOK_SETTINGS,
   parseRetrySchedule,
@@ -39,6 +41,8 @@ export interface CloudConfig {
   oauthRateLimitPerClient: number
   /** Requests a minute one admin token may make to the administration API. */
   consoleRateLimit: number
+  /** Bytes of stored Idempotency-Key responses one credential may keep within their 24 hours. */
+  idempotencyMaxBytesPerCredential: number
   /** Encrypts webhook signing secrets at rest (32 bytes, base64); see secret-key.ts. */
   secretKey: string | undefined
   secretKeyFile: string | undefined
@@ -120,6 +124,15 @@ export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConf
   if (publicUrl !== undefined && (!URL.canParse(publicUrl) || !/^https?:\/\//.test(publicUrl))) {
     problems.push(`HAJRI_PUBLIC_URL: must be an http(s) URL, got "${env.HAJRI_PUBLIC_URL}"`)
   }
+  const host = env.HAJRI_HOST || '127.0.0.1'
+  // Listening beyond loopback means others reach the cloud by some name: the issuer in the OAuth
+  // metadata, the console's origin and webhook links must be that name, never one taken from a
+  // request's Host header (which any client chooses).
+  if (publicUrl === undefined && !isLoopbackHost(host)) {
+    problems.push(
+      `HAJRI_PUBLIC_URL: required when HAJRI_HOST (${host}) is not a loopback address; set it to the address people and agents use, e.g. https://hajri.example.com`,
+    )
+  }
   const scheduleText = env.HAJRI_WEBHOOK_RETRY_SCHEDULE
   const retrySchedule = scheduleText
     ? parseRetrySchedule(scheduleText)
@@ -144,7 +157,7 @@ export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConf
     .filter((h) => h !== '')
   const config: CloudConfig = {
     databaseUrl,
-    host: env.HAJRI_HOST || '127.0.0.1',
+    host,
     port: integer(env, 'HAJRI_PORT', 8080, 0, 65535, problems),
     logLevel,
     trustProxy: trustProxy(env.HAJRI_TRUST_PROXY),
@@ -155,6 +168,14 @@ export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConf
     oauthRateLimitPerIp: integer(env, 'HAJRI_OAUTH_RATE_LIMIT_PER_IP', 300, 1, 1_000_000, problems),
     oauthRateLimitPerClient: integer(env, 'HAJRI_OAUTH_RATE_LIMIT_PER_CLIENT', 60, 1, 1_000_000, problems),
     consoleRateLimit: integer(env, 'HAJRI_CONSOLE_RATE_LIMIT', 600, 1, 1_000_000, problems),
+    idempotencyMaxBytesPerCredential: integer(
+      env,
+      'HAJRI_IDEMPOTENCY_MAX_BYTES_PER_CREDENTIAL',
+      DEFAULT_IDEMPOTENCY_MAX_BYTES_PER_CREDENTIAL,
+      64 * 1024,
+      64 * 1024 * 1024 * 1024,
+      problems,
+    ),
     secretKey: env.HAJRI_SECRET_KEY || undefined,
     secretKeyFile: env.HAJRI_SECRET_KEY_FILE || undefined,
     webhooks: {
@@ -164,6 +185,9 @@ export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConf
       timeoutSeconds: integer(env, 'HAJRI_WEBHOOK_TIMEOUT_SECONDS', 15, 1, 120, problems),
       concurrency: integer(env, 'HAJRI_WEBHOOK_CONCURRENCY', 16, 1, 1000, problems),
       endpointConcurrency: integer(env, 'HAJRI_WEBHOOK_ENDPOINT_CONCURRENCY', 1, 1, 100, problems),
+      connectTimeoutSeconds: integer(env, 'HAJRI_WEBHOOK_CONNECT_TIMEOUT_SECONDS', 5, 1, 120, problems),
+      tenantConcurrency: integer(env, 'HAJRI_WEBHOOK_TENANT_CONCURRENCY', 4, 1, 1000, problems),
+      maxEndpointsPerTenant: integer(env, 'HAJRI_WEBHOOK_MAX_ENDPOINTS', 100, 1, 10_000, problems),
     },
     headersTimeoutSeconds: optionalSeconds(env, 'HAJRI_HEADERS_TIMEOUT_SECONDS', problems),
     requestTimeoutSeconds: optionalSeconds(env, 'HAJRI_REQUEST_TIMEOUT_SECONDS', problems),

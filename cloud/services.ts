@@ -24,6 +24,8 @@ export type Services = ReturnType<typeof createServices>
 export interface ServiceOptions {
   now?: () => number
   webhooks?: WebhookSettings
+  /** Bytes of stored Idempotency-Key responses one credential may keep (HAJRI_IDEMPOTENCY_MAX_BYTES_PER_CREDENTIAL). */
+  idempotencyMaxBytesPerCredential?: number
 }
 
 /**
@@ -31,15 +33,22 @@ export interface ServiceOptions {
  * the HTTP app, the CLI and the tests, so that each is built the same way everywhere.
  */
 export function createServices(
-  database: Pick<DatabaseHandle, 'db' | 'transact' | 'secretBox'>,
+  database: Pick<DatabaseHandle, 'db' | 'dialect' | 'transact' | 'secretBox'>,
   options: ServiceOptions | (() => number) = {},
 ) {
-  const { now = nowMicros, webhooks = DEFAULT_WEBHOOK_SETTINGS } =
-    typeof options === 'function' ? { now: options } : options
+  const {
+    now = nowMicros,
+    webhooks = DEFAULT_WEBHOOK_SETTINGS,
+    idempotencyMaxBytesPerCredential,
+  }: ServiceOptions = typeof options === 'function' ? { now: options } : options
   const db = database.db
   const audit = new AuditService({ db, now })
   const outbox = new WebhookOutbox(now)
-  const idempotency = new IdempotencyService({ db, now })
+  const idempotency = new IdempotencyService({
+    db,
+    now,
+    maxBytesPerCredential: idempotencyMaxBytesPerCredential,
+  })
   const apiKeys = new ApiKeyService({ db, audit, outbox, now })
   const tokens = new TokenService({ db, audit, now })
   const urlPolicy = new WebhookUrlPolicy(webhooks.allowlist)
@@ -60,10 +69,13 @@ export function createServices(
     punches: new PunchService({ db, transact: database.transact, outbox, idempotency, now }),
     webhookEndpoints: new EndpointService({
       db,
+      transact: database.transact,
+      dialect: database.dialect,
       audit,
       outbox,
       secretBox: database.secretBox,
       policy: urlPolicy,
+      maxEndpointsPerTenant: webhooks.maxEndpointsPerTenant,
       now,
     }),
     webhookDeliveries: new DeliveryService({ db, audit, outbox, now }),

@@ -59,7 +59,13 @@ export interface IdempotencyKeysTable {
   idempotency_key: string
   fingerprint: string
   response_status: number
+  /** The response as `response_encoding` says: 'json' (JSON text) or 'br' (Brotli, base64). */
   response_body: string
+  response_encoding: string
+  /** What stored it (`key:<id>` or `app:<id>`); null on rows older than the column. */
+  credential: string | null
+  /** Key, fingerprint and body as stored, in bytes: what the row counts against its credential. */
+  stored_bytes: number
   created_at: number
 }
 
@@ -220,7 +226,7 @@ export interface ConsoleSessionsTable {
 }
 
 export interface ConsoleSignInFailuresTable {
-  /** `email:<address>` or `ip:<address>`. */
+  /** `email:<email>`, `pair:<ip address> <email>` or `ip:<ip address>`. */
   key: string
   failures: number
   window_started_at: number

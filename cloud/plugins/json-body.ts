@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import { AppError } from '../app-error.js'
+import { duplicateJsonName } from './duplicate-json-name.js'
 
 /** Deeper than any request of ours; deep enough to be sure it is not a mistake. */
 export const MAX_JSON_DEPTH = 32
@@ -30,7 +31,9 @@ export function jsonDepthExceeds(text: string, limit: number): boolean {
  * Request bodies are JSON and nothing else: any other media type is a 415 (Fastify would also take
  * text/plain). JSON is parsed as Fastify does (prototype poisoning refused), but nesting deeper than
  * MAX_JSON_DEPTH is a 400 before parsing: later code that walks a body (validation, fingerprints
- * for Idempotency-Key) would otherwise recurse until the stack runs out (found by fuzzing).
+ * for Idempotency-Key) would otherwise recurse until the stack runs out (found by fuzzing). A
+ * member named twice in one object is a 400 too (RFC 8259 §4), rather than the last one silently
+ * winning: one body must not say two things to two readers.
  */
 const jsonBodyPlugin: FastifyPluginAsync = async (app) => {
   const parse = app.getDefaultJsonParser('error', 'error')
@@ -40,7 +43,16 @@ const jsonBodyPlugin: FastifyPluginAsync = async (app) => {
       done(new AppError('malformed_json', `The body nests deeper than ${MAX_JSON_DEPTH} levels.`), undefined)
       return
     }
-    parse(request, body as string, done)
+    parse(request, body as string, (err, value) => {
+      if (err) return done(err, undefined)
+      const name = duplicateJsonName(body as string)
+      if (name === undefined) return done(null, value)
+      const shown = JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name)
+      done(
+        new AppError('malformed_json', `The body names the member ${shown} twice in one object.`),
+        undefined,
+      )
+    })
   })
 }
 

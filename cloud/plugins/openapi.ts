@@ -96,7 +96,7 @@ function documentSessionRoute(s: { response?: Record<string, unknown> }, route: 
           : 'A foreign Origin or a missing X-CSRF-Token (`csrf_failed`), or a wrong current password (`current_password_incorrect`).',
       ),
       429: problemResponse(
-        'Too many failed sign-ins for this email or from this address (`login_locked`), or too many sign-in requests (`rate_limited`); see Retry-After.',
+        'A growing delay after failed sign-ins for this email from this address, or from this address (`login_locked`), or too many sign-in requests (`rate_limited`); see Retry-After.',
       ),
     },
   }

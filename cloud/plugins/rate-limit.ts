@@ -10,11 +10,20 @@ export interface RateLimitSettings {
   nameSpace: string
 }
 
+const LIMIT = 'ratelimit-limit'
+const REMAINING = 'ratelimit-remaining'
+const RESET = 'ratelimit-reset'
+
 /**
  * @fastify/rate-limit with Hajri's conventions (DESIGN.md §2): IETF draft headers `RateLimit-Limit`,
  * `RateLimit-Remaining`, `RateLimit-Reset`, a 429 with `Retry-After` and the problem `rate_limited`,
  * one-minute windows. If Redis fails, requests are let through and the failure logged: a limit
  * protects the service, and refusing punches because a cache is down would not.
+ *
+ * While requests are let through uncounted, no `RateLimit-*` header is sent: the plugin would still
+ * send them, with the whole limit remaining, promising a limit that is not being kept. A request
+ * that was counted always has less than the limit remaining (the count includes it), so a
+ * remainder equal to the limit means the count failed.
  */
 export async function registerRateLimit(
   app: FastifyInstance,
@@ -30,5 +39,12 @@ export async function registerRateLimit(
     ...(settings.redis ? { redis: settings.redis } : {}),
     errorResponseBuilder: (_request, context) =>
       new AppError('rate_limited', `More than ${context.max} requests a minute. Retry in ${context.after}.`),
+  })
+  app.addHook('onSend', async (_request, reply) => {
+    const limit = reply.getHeader(LIMIT)
+    if (limit === undefined || String(limit) !== String(reply.getHeader(REMAINING))) return
+    reply.removeHeader(LIMIT)
+    reply.removeHeader(REMAINING)
+    reply.removeHeader(RESET)
   })
 }

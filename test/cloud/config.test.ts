@@ -27,6 +27,7 @@ describe('loadCloudConfig', () => {
       oauthRateLimitPerIp: 300,
       oauthRateLimitPerClient: 60,
       consoleRateLimit: 600,
+      idempotencyMaxBytesPerCredential: 32 * 1024 * 1024,
       secretKey: undefined,
       secretKeyFile: undefined,
       webhooks: {
@@ -36,6 +37,9 @@ describe('loadCloudConfig', () => {
         timeoutSeconds: 15,
         concurrency: 16,
         endpointConcurrency: 1,
+        connectTimeoutSeconds: 5,
+        tenantConcurrency: 4,
+        maxEndpointsPerTenant: 100,
       },
     })
     expect(DEFAULT_DATABASE_URL).toBe('sqlite:./data/hajri.db')
@@ -56,6 +60,7 @@ describe('loadCloudConfig', () => {
         HAJRI_OAUTH_RATE_LIMIT_PER_IP: '',
         HAJRI_OAUTH_RATE_LIMIT_PER_CLIENT: '',
         HAJRI_CONSOLE_RATE_LIMIT: '',
+        HAJRI_IDEMPOTENCY_MAX_BYTES_PER_CREDENTIAL: '',
         HAJRI_SECRET_KEY: '',
         HAJRI_SECRET_KEY_FILE: '',
         HAJRI_WEBHOOK_RETRY_SCHEDULE: '',
@@ -83,6 +88,7 @@ describe('loadCloudConfig', () => {
         HAJRI_OAUTH_RATE_LIMIT_PER_IP: '120',
         HAJRI_OAUTH_RATE_LIMIT_PER_CLIENT: '10',
         HAJRI_CONSOLE_RATE_LIMIT: '100',
+        HAJRI_IDEMPOTENCY_MAX_BYTES_PER_CREDENTIAL: '1048576',
         HAJRI_SECRET_KEY: 'MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=',
         HAJRI_SECRET_KEY_FILE: '/run/secrets/hajri-key',
         HAJRI_WEBHOOK_RETRY_SCHEDULE: '0, 1,2',
@@ -106,6 +112,7 @@ describe('loadCloudConfig', () => {
       oauthRateLimitPerIp: 120,
       oauthRateLimitPerClient: 10,
       consoleRateLimit: 100,
+      idempotencyMaxBytesPerCredential: 1048576,
       secretKey: 'MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=',
       secretKeyFile: '/run/secrets/hajri-key',
       webhooks: {
@@ -115,6 +122,9 @@ describe('loadCloudConfig', () => {
         timeoutSeconds: 5,
         concurrency: 4,
         endpointConcurrency: 2,
+        connectTimeoutSeconds: 5,
+        tenantConcurrency: 4,
+        maxEndpointsPerTenant: 100,
       },
     })
   })
@@ -224,6 +234,7 @@ describe('loadCloudConfig', () => {
         HAJRI_DATABASE_POOL_SIZE: '0',
         // Right ones are not mentioned.
         HAJRI_HOST: '0.0.0.0',
+        HAJRI_PUBLIC_URL: 'https://hajri.example.com',
       })
     } catch (err) {
       error = err

@@ -6,6 +6,8 @@ import * as webhooks from './0004-webhooks.js'
 import * as consoleSessions from './0005-console-sessions.js'
 import * as consoleQueries from './0006-console-queries.js'
 import * as webhookDueOrder from './0007-webhook-due-order.js'
+import * as consoleUserEmailPerTenant from './0008-console-user-email-per-tenant.js'
+import * as idempotencyCompact from './0009-idempotency-compact.js'
 
 /**
  * Every migration, in order. Listed here rather than read from a folder so they work the same from
@@ -20,4 +22,6 @@ export const migrations: Record<string, Migration> = {
   '0005-console-sessions': consoleSessions,
   '0006-console-queries': consoleQueries,
   '0007-webhook-due-order': webhookDueOrder,
+  '0008-console-user-email-per-tenant': consoleUserEmailPerTenant,
+  '0009-idempotency-compact': idempotencyCompact,
 }

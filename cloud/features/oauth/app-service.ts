@@ -43,7 +43,13 @@ export interface CreateOAuthAppInput {
   name: string
   scopes: string[]
   rateLimitPerMinute?: number
-  /** Default: generated (`hjc_...`). Set to keep the id an integration already uses elsewhere. */
+  /**
+   * Default: generated (`hjc_...`, 143 random bits: unguessable, and never anyone else's). Client
+   * ids are unique across the server (RFC 6749 §2.2: the token endpoint knows a client by its id
+   * alone), so only an operator, who sees every tenant, may choose one (the CLI's `--client-id`):
+   * the console and admin-token routes do not take it, or one tenant could learn which ids another
+   * uses (409 `client_id_taken`) and take ids another will want.
+   */
   clientId?: string
 }
 
@@ -88,6 +94,11 @@ function toSummary(app: OAuthAppRow, secrets: ClientSecretRow[]): OAuthAppSummar
 }
 
 /** OAuth apps for the client-credentials grant (issue 3): created, rotated and revoked by a tenant admin. */
+/** Secret hashes compared per authentication at least: the current one and a rotated-out one. */
+const COMPARED_SECRETS = 2
+/** A hash no secret has (SHA-256 is never all zeros in practice): the padding of those comparisons. */
+const NO_SECRET_HASH = '0'.repeat(64)
+
 export class OAuthAppService {
   constructor(
     private readonly deps: {
@@ -232,10 +243,13 @@ export class OAuthAppService {
     const found: ClientForAuthentication | undefined = await new OAuthAppStore(
       this.deps.db,
     ).findClientForAuthentication(clientId, this.deps.now())
-    if (!found) return undefined
+    // The same comparisons whether the client exists or not, and however many secrets it has live
+    // (one, or two while a rotation's grace period runs): the time taken tells nothing.
+    const hashes = (found?.secrets ?? []).map((s) => s.secret_hash)
+    while (hashes.length < COMPARED_SECRETS) hashes.push(NO_SECRET_HASH)
     let matched = false
-    for (const secret of found.secrets) if (secretMatches(clientSecret, secret.secret_hash)) matched = true
-    if (!matched) return undefined
+    for (const hash of hashes) if (secretMatches(clientSecret, hash)) matched = true
+    if (!found || !matched) return undefined
     return {
       app: found.app,
       tenant: { id: found.app.tenant_id, timeZone: found.time_zone, backfillDays: found.backfill_days },

@@ -14,6 +14,10 @@ export interface ClientForAuthentication {
   secrets: ClientSecretRow[]
 }
 
+/** Ids no row has (ids are `ten_...`/`app_...`): the secrets lookup of an unknown client. */
+const NO_TENANT = 'ten_none'
+const NO_APP = 'app_none'
+
 export class OAuthAppStore {
   constructor(private readonly db: Executor) {}
 
@@ -100,7 +104,12 @@ export class OAuthAppStore {
       .where('oauth_apps.client_id', '=', clientId)
       .where('oauth_apps.revoked_at', 'is', null)
       .executeTakeFirst()
-    if (!app) return undefined
+    if (!app) {
+      // The secrets query all the same, for an app that cannot exist: an unknown client id costs
+      // what a known one does, so the answer's time does not tell which client ids exist.
+      await this.liveSecrets(NO_TENANT, [NO_APP], now)
+      return undefined
+    }
     const { time_zone, backfill_days, ...row } = app
     return {
       app: row,

@@ -22,8 +22,9 @@ export interface OAuthRouteOptions {
   /** This server's issuer identifier (RFC 8414 §2), for introspection's `iss`. */
   issuer: (request: FastifyRequest) => string
   rateLimit: RateLimitSettings
-  /** Requests per minute to the OAuth endpoints from one address, and for one client id. */
+  /** Requests per minute to the OAuth endpoints from one address. */
   perIpPerMinute: number
+  /** Failed client authentications per minute for one client id from one address. */
   perClientPerMinute: number
 }
 
@@ -36,13 +37,19 @@ const oauthResponses = (ok: object) => ({
   401: { description: '`invalid_client`', content: { 'application/json': { schema: OAuthErrorSchema } } },
 })
 
-/** The client id a request names, for the per-client limit, before it is authenticated. */
-function claimedClientId(request: FastifyRequest): string {
+/**
+ * The key failed authentications are counted under: the client id the request names and the
+ * address it came from. Client ids are not secret (they sit in agent configurations), so a count
+ * per client id alone would let anyone who knows one keep its real owner from getting tokens.
+ */
+function failureKey(request: FastifyRequest): string {
+  let clientId = '-'
   try {
-    return clientCredentials(request).clientId
+    clientId = clientCredentials(request).clientId
   } catch {
-    return `ip:${request.ip}`
+    // No usable credentials: counted per address alone.
   }
+  return `auth-failed:${clientId}|${request.ip}`
 }
 
 function checkParameters(request: FastifyRequest): void {
@@ -53,15 +60,6 @@ function checkParameters(request: FastifyRequest): void {
   throw new OAuthError('invalid_request', `${field} must be given once, as text.`)
 }
 
-async function authenticate(apps: OAuthAppService, request: FastifyRequest): Promise<AuthenticatedClient> {
-  const credentials = clientCredentials(request)
-  const client = await apps.authenticateClient(credentials.clientId, credentials.clientSecret)
-  if (!client) {
-    throw invalidClient('Unknown client, wrong secret, or a revoked app.')
-  }
-  return client
-}
-
 /**
  * The OAuth 2.0 endpoints (issue 3): token (RFC 6749 §4.4, client credentials), revocation
  * (RFC 7009) and introspection (RFC 7662). Bodies are form-encoded, as the RFCs define, or JSON.
@@ -70,25 +68,36 @@ async function authenticate(apps: OAuthAppService, request: FastifyRequest): Pro
 export const oauthRoutes: FastifyPluginAsync<OAuthRouteOptions> = async (app, options) => {
   const { apps, tokens } = options
   await app.register(formbody, { bodyLimit: 16 * 1024 })
-  // Against guessing secrets: every OAuth request counts against its address, and, once the body
-  // is read, against the client id it names.
+  // Against guessing secrets: every OAuth request counts against its address; failed client
+  // authentications count against the client id and address (failureKey), and only failures do,
+  // so whoever presents the right secret is never refused for someone else's wrong ones.
   await registerRateLimit(app, options.rateLimit, {
     global: true,
     hook: 'onRequest',
     max: options.perIpPerMinute,
     keyGenerator: (request) => `ip:${request.ip}`,
   })
-  // A second limiter on the same plugin would be skipped (it runs once per request), so the
-  // per-client count is taken by hand, and refused the same way the plugin refuses.
-  const countClient = app.createRateLimit({ max: options.perClientPerMinute, keyGenerator: claimedClientId })
-  const perClient = async (request: FastifyRequest, reply: FastifyReply) => {
-    const count = await countClient(request)
-    if (count.isAllowed || !count.isExceeded) return
+  // A second limiter on the same plugin would be skipped (it runs once per request), so failures
+  // are counted by hand, and refused the same way the plugin refuses.
+  const failures = app.createRateLimit({ max: options.perClientPerMinute, keyGenerator: failureKey })
+  const refuse = (reply: FastifyReply, count: { max: number; ttlInSeconds: number }) => {
     reply.header('retry-after', count.ttlInSeconds)
-    throw new AppError(
+    return new AppError(
       'rate_limited',
-      `More than ${count.max} requests a minute for this client. Retry in ${count.ttlInSeconds} s.`,
+      `More than ${count.max} failed authentications a minute for this client from this address. Retry in ${count.ttlInSeconds} s.`,
     )
+  }
+  const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<AuthenticatedClient> => {
+    // An address over its failures for this client id is refused before its secret is looked at:
+    // guessing from there stops. Read only: the check itself is not a failure.
+    const before = await failures(request, { increment: false })
+    if (!before.isAllowed && before.isExceeded) throw refuse(reply, before)
+    const credentials = clientCredentials(request)
+    const client = await apps.authenticateClient(credentials.clientId, credentials.clientSecret)
+    if (client) return client
+    const after = await failures(request)
+    if (!after.isAllowed && after.isExceeded) throw refuse(reply, after)
+    throw invalidClient('Unknown client, wrong secret, or a revoked app.')
   }
 
   app.setErrorHandler((err: FastifyError, request, reply: FastifyReply) => {
@@ -108,7 +117,7 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRouteOptions> = async (app, op
       .send(JSON.stringify(oauthErrorBody(error, request.id)))
   })
 
-  const common = { attachValidation: true, preHandler: perClient } as const
+  const common = { attachValidation: true } as const
 
   app.post(
     '/token',
@@ -130,7 +139,7 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRouteOptions> = async (app, op
       checkParameters(request)
       const body = request.body as { grant_type?: string; scope?: string }
       if (body.grant_type === undefined) throw new OAuthError('invalid_request', 'grant_type is required.')
-      const client = await authenticate(apps, request)
+      const client = await authenticate(request, reply)
       if (body.grant_type !== 'client_credentials') {
         throw new OAuthError('unsupported_grant_type', 'Only grant_type=client_credentials is supported.')
       }
@@ -154,7 +163,7 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRouteOptions> = async (app, op
     },
     async (request, reply) => {
       checkParameters(request)
-      const client = await authenticate(apps, request)
+      const client = await authenticate(request, reply)
       const body = request.body as { token?: string }
       if (body.token === undefined) throw new OAuthError('invalid_request', 'token is required.')
       await tokens.revoke(client, body.token, request.ip)
@@ -177,7 +186,7 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRouteOptions> = async (app, op
     },
     async (request, reply) => {
       checkParameters(request)
-      const client = await authenticate(apps, request)
+      const client = await authenticate(request, reply)
       const body = request.body as { token?: string }
       if (body.token === undefined) throw new OAuthError('invalid_request', 'token is required.')
       return reply

@@ -137,7 +137,7 @@ describe('OpenAPI document', () => {
     const signIn = op('post', '/api/console/v1/session')
     expect(
       Object.keys(signIn?.requestBody?.content['application/json']?.schema.properties ?? {}).sort(),
-    ).toEqual(['email', 'password'])
+    ).toEqual(['email', 'password', 'tenantId'])
     expect(
       Object.keys(signIn?.responses['200']?.content?.['application/json']?.schema?.properties ?? {}).sort(),
     ).toEqual(['csrfToken', 'tenant', 'user'])
