@@ -7,8 +7,11 @@
  * short timeout of its own.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { type AddressInfo, connect as connectTcp } from 'node:net'
+import { Worker } from 'node:worker_threads'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { WebhookUrlPolicy } from '../../../cloud/features/webhooks/url-policy.js'
+import { generateSigningSecret, WebhookSender } from '../../../cloud/features/webhooks/webhook-sender.js'
 import { TestCloud } from '../../support/cloud-harness.js'
 import { WebhookReceiver } from '../../support/webhook-receiver.js'
 import { createEndpoint, newTenantConsole, waitForDelivery } from '../features/webhooks/webhook-kit.js'
@@ -129,4 +132,56 @@ describe('webhook delivery slots shared between tenants', () => {
       await capped.stop()
     }
   })
+})
+
+/**
+ * A listener whose accept queue is full: a thread binds it with a backlog of 1 and then blocks, so
+ * nothing is ever accepted. Once the kernel's queue is full, Linux drops further SYNs (the client
+ * retransmits them), which is what a receiver behind a firewall that drops packets looks like: the
+ * connection is never made, and only a connect timeout ends the attempt.
+ */
+async function unacceptingListener(): Promise<{ port: number; close: () => Promise<void> }> {
+  const worker = new Worker(
+    `const { createServer } = require('node:net')
+     const { parentPort } = require('node:worker_threads')
+     const server = createServer()
+     server.listen({ host: '127.0.0.1', port: 0, backlog: 1 }, () => {
+       parentPort.postMessage(server.address().port)
+       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0)
+     })`,
+    { eval: true },
+  )
+  const port = await new Promise<number>((resolve) => worker.once('message', resolve))
+  // Fill the queue (backlog + 1 connections on Linux): they complete in the kernel and are never
+  // accepted; a third is left hanging like the attempt below.
+  const fillers = Array.from({ length: 3 }, () => connectTcp(port, '127.0.0.1').on('error', () => {}))
+  await Promise.all(
+    fillers.slice(0, 2).map((socket) => new Promise((resolve) => socket.once('connect', resolve))),
+  )
+  return {
+    port,
+    close: async () => {
+      for (const socket of fillers) socket.destroy()
+      await worker.terminate()
+    },
+  }
+}
+
+describe('connecting to a receiver', () => {
+  it('security review #1: a receiver that never completes the connection is given up at the connect timeout, not the response timeout', async () => {
+    const listener = await unacceptingListener()
+    const policy = new WebhookUrlPolicy(['127.0.0.1'])
+    try {
+      // With only the 60 s response timeout, this attempt would outlast the test.
+      const sender = new WebhookSender({ policy, timeoutSeconds: 60, connectTimeoutSeconds: 1 })
+      const result = await sender.send(`http://127.0.0.1:${listener.port}/hook`, 'msg_connect', '{}', [
+        generateSigningSecret(),
+      ])
+      expect(result.status).toBeNull()
+      expect(result.error).toBe('ETIMEDOUT: no connection within the connect timeout')
+    } finally {
+      policy.close()
+      await listener.close()
+    }
+  }, 30_000)
 })
