@@ -93,12 +93,12 @@ function toSummary(app: OAuthAppRow, secrets: ClientSecretRow[]): OAuthAppSummar
   }
 }
 
-/** OAuth apps for the client-credentials grant (issue 3): created, rotated and revoked by a tenant admin. */
 /** Secret hashes compared per authentication at least: the current one and a rotated-out one. */
 const COMPARED_SECRETS = 2
 /** A hash no secret has (SHA-256 is never all zeros in practice): the padding of those comparisons. */
 const NO_SECRET_HASH = '0'.repeat(64)
 
+/** OAuth apps for the client-credentials grant (issue 3): created, rotated and revoked by a tenant admin. */
 export class OAuthAppService {
   constructor(
     private readonly deps: {
