@@ -257,6 +257,10 @@ describe(`hajri-agent durability with push terminals (ADMS): a child process kil
           await proxy.cut('blackhole')
           cloudState = 'blackhole'
         } else if (n === outageFirst + 2) {
+          // The dead link must have been tried before the host starts refusing: a kill can land before
+          // the process alive then retries (its backoff after the dropped connection), so wait here
+          // rather than leave the black hole untested by chance.
+          await waitFor(() => proxy.connections.blackholed > 0, 'the agent to try the black-holed cloud')
           await proxy.cut('refuse')
           cloudState = 'refused'
         }
