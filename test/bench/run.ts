@@ -1,4 +1,6 @@
+import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
 import { agentAdmsBench } from './agent-adms.bench.js'
 import { agentDrainBench } from './agent-drain.bench.js'
 import { agentIdleBench } from './agent-idle.bench.js'
@@ -8,6 +10,7 @@ import { batchIngestBench } from './batch-ingest.bench.js'
 import { readBenchSettings } from './bench-settings.js'
 import type { BenchContext, Benchmark } from './benchmark.js'
 import { employeeSyncBench } from './employee-sync.bench.js'
+import { writeFiguresFile } from './figures-file.js'
 import { punchEndpointBench } from './punch-endpoint.bench.js'
 import { type BenchResult, machineInfo, writeResults } from './report.js'
 import { webhookDeliveryBench } from './webhook-delivery.bench.js'
@@ -15,9 +18,11 @@ import { webhookLatencyBench } from './webhook-latency.bench.js'
 
 /**
  * `npm run bench`: runs the benchmarks one after another (never two at once: they would measure
- * each other), writes bench/results/<name>.json and summary.md, and prints the summary. Exits
+ * each other), writes bench/results/<name>.json and summary.md, and prints the summary. With
+ * `-- --figures FILE` (docs/development/figures.md) it also rewrites the benchmark part of that
+ * file, with the date and machine, so the docs' figures come from a run rather than prose. Exits
  * non-zero only when a benchmark broke or measured something else than it claims (error
- * responses, missing rows), never because a figure misses its goal (DESIGN.md §6).
+ * responses, missing rows), never because a figure misses its goal (docs/decisions/0032-speed-is-benchmarked.md).
  */
 const BENCHMARKS: Benchmark[] = [
   punchEndpointBench,
@@ -32,6 +37,7 @@ const BENCHMARKS: Benchmark[] = [
   webhookLatencyBench,
 ]
 
+const { values: options } = parseArgs({ options: { figures: { type: 'string' } }, strict: true })
 const settings = readBenchSettings()
 const unknown = settings.only.filter((name) => !BENCHMARKS.some((b) => b.name === name))
 if (unknown.length > 0) {
@@ -75,6 +81,12 @@ for (const bench of selected) {
 
 const summary = await writeResults(resultsDirectory, results, machine, date)
 process.stdout.write(`${summary}\n`)
+if (options.figures !== undefined) {
+  // npm runs scripts from the package root, so a relative path is relative to it.
+  const figuresPath = resolve(options.figures)
+  await writeFiguresFile(figuresPath, results, machine, date)
+  process.stdout.write(`Figures written to ${figuresPath}\n`)
+}
 process.stdout.write(
   `Total ${((performance.now() - started) / 1000).toFixed(1)} s; results in ${resultsDirectory}\n`,
 )

@@ -1,6 +1,6 @@
 /**
- * OWASP API8:2023 Security Misconfiguration (issue 8: "security headers; no CORS on the public API;
- * no stack traces; TLS guidance in deploy/"). Every answer of every route, errors and the router's
+ * OWASP API8:2023 Security Misconfiguration: security headers; no CORS on the public API;
+ * no stack traces; TLS guidance in deploy/. Every answer of every route, errors and the router's
  * own included, carries nosniff, a Referrer-Policy, no framing and no caching (cloud/plugins/
  * security-headers.ts), and HSTS when it went out over https; no answer, to a preflight or a
  * cross-origin request, carries a CORS header; no 5xx, on any route, says anything internal.
@@ -158,7 +158,8 @@ describe('OWASP API8: security headers, CORS and errors', () => {
       const res = await send(cloud, planned)
       const label = `${routeKey(route)} from another origin`
       expect(corsHeaders(res), label).toEqual([])
-      // Credentials for servers are refused from a page (DESIGN.md §2); the console's session, by CSRF.
+      // Credentials for servers are refused from a page (docs/decisions/0006-no-api-keys-in-browsers.md); the
+      // console's session, by CSRF.
       if (
         family === 'public' ||
         family === 'oauth' ||
@@ -344,8 +345,8 @@ describe('OWASP API8: TLS guidance in deploy/', () => {
       /HAJRI_TRUST_PROXY/,
     ])
       expect(caddyfile).toMatch(topic)
-    const readme = readFileSync(join(REPO, 'README.md'), 'utf8')
-    expect(readme).toMatch(/### TLS, the proxy and HAJRI_TRUST_PROXY/)
+    const production = readFileSync(join(REPO, 'docs/operators/production.md'), 'utf8')
+    expect(production).toMatch(/^## TLS, the proxy and HAJRI_TRUST_PROXY$/m)
     const env = readFileSync(join(REPO, 'deploy/cloud.env.example'), 'utf8')
     expect(env).toMatch(/TLS-terminating reverse proxy/)
   })
