@@ -1,5 +1,5 @@
 /**
- * deploy/Dockerfile (issue 7: "A multi-stage Dockerfile for the cloud that runs as a non-root user").
+ * deploy/Dockerfile: a multi-stage Dockerfile for the cloud that runs as a non-root user.
  * There is no Docker daemon where these tests run, so the image is never built here. What can be
  * checked without one is: the file's final stage (user, command, health check, ports, volume),
  * that every path it copies exists after `npm run build` and is not excluded by its ignore file,
@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, posix } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
-import { freePort, waitFor } from '../e2e/e2e-kit.js'
+import { freePort, waitFor } from '../support/e2e-kit.js'
 import { runTool } from '../support/tools.js'
 import { copyInstruction, envPairs, execForm, type Instruction, parseDockerfile } from './parse-dockerfile.js'
 

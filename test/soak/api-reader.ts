@@ -4,7 +4,7 @@
  * them, lists the punches (a few pages, and those since a recent punch time) and reads one punch back.
  * Every answer is counted by status: the soak allows no 5xx, and no request left unanswered.
  */
-import { sleep } from '../e2e/e2e-kit.js'
+import { sleep } from '../support/e2e-kit.js'
 
 export interface ReaderCounts {
   requests: number

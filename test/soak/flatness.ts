@@ -1,10 +1,10 @@
 /**
- * Whether a resource stayed flat under steady load (issue 8's soak), judged so that a noisy,
+ * Whether a resource stayed flat under steady load (the soak), judged so that a noisy,
  * shared machine does not decide it: the warm-up is left out (the JIT, caches and pools fill up
  * then), the median of the last third of the load is set against the median of the second third
  * (a GC sawtooth or one slow sample moves a median little), and the trend is the Theil–Sen slope
  * (the median of the slopes between every two samples, which a few outliers cannot tilt). These
- * are bounds on resources, never on speed (DESIGN.md §6).
+ * are bounds on resources, never on speed (docs/decisions/0032-speed-is-benchmarked.md).
  *
  * Memory is judged on its floor as well as its median: a heap is a sawtooth (garbage piles up
  * between collections, by tens of MB under load), and a sample falls anywhere on a tooth. What a

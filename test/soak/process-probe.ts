@@ -1,6 +1,6 @@
 /**
- * What a child process holds, read from outside it (issue 8's soak: "memory, open handles and
- * spool size stay flat"): resident memory and open file descriptors from /proc, and the V8 heap and
+ * What a child process holds, read from outside it (the soak: memory, open handles and
+ * spool size stay flat): resident memory and open file descriptors from /proc, and the V8 heap and
  * libuv handles from Node's own diagnostic report, which the child writes when it gets SIGUSR2
  * (started with --report-on-signal, see REPORT_NODE_OPTIONS). Neither product has to expose
  * anything for it, and the cloud has no /metrics of its own.
@@ -8,7 +8,7 @@
 import { type Dirent, readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { readdir, readFile, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { sleep } from '../e2e/e2e-kit.js'
+import { sleep } from '../support/e2e-kit.js'
 
 /** NODE_OPTIONS for a child to write a diagnostic report into `directory` on SIGUSR2. */
 export function reportNodeOptions(directory: string): string {

@@ -1,5 +1,5 @@
 /**
- * What the soak runs (issue 8): `hajri-cloud serve` over SQLite in a temporary directory, the
+ * What the soak runs: `hajri-cloud serve` over SQLite in a temporary directory, the
  * hajri-agent with its embedded broker, a webhook receiver subscribed to every punch, an MQTT
  * device publishing at a steady rate, and an HR backend reading the public API. Both products run
  * as real child processes, each able to write a Node diagnostic report on SIGUSR2 (process-probe.ts).
@@ -14,13 +14,13 @@ import { punchId } from '../../agent/punch/punch-id.js'
 import { openDatabase } from '../../cloud/db/database.js'
 import { migrateToLatest } from '../../cloud/db/migrate.js'
 import { MAX_RATE_LIMIT_PER_MINUTE } from '../../cloud/features/credentials/credential-settings.js'
-import { DEFAULT_WEBHOOK_SETTINGS } from '../../cloud/features/webhooks/webhook-settings.js'
 import { createServices } from '../../cloud/services.js'
+import { DEFAULT_WEBHOOK_SETTINGS } from '../../cloud/settings/webhook-settings.js'
 import type { Punch } from '../../shared/punch.js'
-import { AgentProcess, writeAgentConfig } from '../e2e/agent-process.js'
-import { CloudProcess } from '../e2e/cloud-process.js'
-import { agentStatus, freePort, waitFor } from '../e2e/e2e-kit.js'
-import { MqttPunchDevice } from '../e2e/mqtt-punch-device.js'
+import { AgentProcess, writeAgentConfig } from '../support/agent-process.js'
+import { CloudProcess } from '../support/cloud-process.js'
+import { agentStatus, freePort, waitFor } from '../support/e2e-kit.js'
+import { MqttPunchDevice } from '../support/mqtt-punch-device.js'
 import { WebhookReceiver } from '../support/webhook-receiver.js'
 import { ApiReader } from './api-reader.js'
 import { reportNodeOptions } from './process-probe.js'
@@ -258,7 +258,9 @@ export class SoakRig {
     }
   }
 
-  /** The externalId the agent gives each punch the device had PUBACKed (DESIGN.md §5). */
+  /** The externalId the agent gives each punch the device had PUBACKed
+   * (docs/decisions/0025-punch-id.md).
+   */
   ackedExternalIds(): string[] {
     return (this.device?.punches ?? [])
       .filter((p) => p.acked)

@@ -1,5 +1,5 @@
 /**
- * How long and how hard the soak runs (issue 8: "a bounded soak, about 10 minutes"). The defaults
+ * How long and how hard the soak runs (a bounded soak, about 10 minutes). The defaults
  * are the CI run; the variables shorten it while working on the soak (HAJRI_SOAK_SECONDS=60).
  */
 export interface SoakSettings {

@@ -1,13 +1,13 @@
 /**
- * `npm run soak` (issue 8, Soak): "a bounded soak (about 10 minutes, kept out of the default npm
- * test run, run by npm run soak and by CI) under steady load. Memory, open handles and spool size
- * stay flat." Runs the rig of soak-rig.ts for HAJRI_SOAK_SECONDS, samples both processes every
+ * `npm run soak`: a bounded soak (about 10 minutes, kept out of the default npm test run, run by
+ * npm run soak and by CI) under steady load, in which memory, open handles and spool size stay
+ * flat. Runs the rig of soak-rig.ts for HAJRI_SOAK_SECONDS, samples both processes every
  * ~10 s, stops the load, and judges: resources flat (flatness.ts), the spool drained within a
  * minute, no punch lost or stored twice, no 5xx, every punch told by a verified webhook, no crash.
  * Prints a table, writes bench/results/soak.json, and exits 1 on any failure.
  */
 import { fileURLToPath } from 'node:url'
-import { sleep, waitFor } from '../e2e/e2e-kit.js'
+import { sleep, waitFor } from '../support/e2e-kit.js'
 import { type Bound, judge, type Point } from './flatness.js'
 import { directorySize, fileSize, type ProcessSample, probeProcess } from './process-probe.js'
 import { type Check, type MetricReport, soakTable, writeSoakResult } from './soak-report.js'
@@ -16,7 +16,7 @@ import { readSoakSettings } from './soak-settings.js'
 
 const settings = readSoakSettings()
 const RESULTS = fileURLToPath(new URL('../../bench/results/', import.meta.url))
-/** Issue 8: the spool "returns to ~0 within a minute of the load stopping". */
+/** The spool returns to ~0 within a minute of the load stopping. */
 const DRAIN_SECONDS = 60
 /** Webhooks trail the punches; they are given this long after the spool drained. */
 const WEBHOOK_SECONDS = 180

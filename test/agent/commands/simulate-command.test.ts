@@ -1,5 +1,5 @@
 /**
- * Issue 7: `hajri-agent simulate` as a person or a script runs it. Wrong usage exits 2 with the usage
+ * `hajri-agent simulate` as a person or a script runs it. Wrong usage exits 2 with the usage
  * text and connects to nothing; a broker or port that cannot be reached exits 1 with one line; a run
  * without --count stops cleanly on SIGINT or SIGTERM (the punch in flight finished, the summary
  * printed, exit 0), with every punch it reported acknowledged in the agent's spool.
@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { USAGE } from '../../../agent/main.js'
 import { parseTimestamp } from '../../../shared/time.js'
-import { freePort } from '../../e2e/e2e-kit.js'
+import { freePort } from '../../support/e2e-kit.js'
 import {
   cliInProcess,
   hajriAgent,

@@ -1,5 +1,5 @@
 /**
- * Issue 7: `hajri-agent simulate --mqtt` against a real agent (Gateway with its embedded broker, a
+ * `hajri-agent simulate --mqtt` against a real agent (Gateway with its embedded broker, a
  * spool on disk), and the agent's broker input on its own where a test must hold or restart it
  * (TLS and Mosquitto: simulate-mqtt-brokers.test.ts). A punch counts as acknowledged only on its PUBACK, which the
  * embedded broker sends once the punch is in the spool: every acknowledged punch must be there.
@@ -16,7 +16,7 @@ import { PunchScript } from '../../../agent/simulator/punch-script.js'
 import { runSimulation } from '../../../agent/simulator/simulation.js'
 import { SimulationReport } from '../../../agent/simulator/simulation-report.js'
 import { parseTimestamp } from '../../../shared/time.js'
-import { freePort } from '../../e2e/e2e-kit.js'
+import { freePort } from '../../support/e2e-kit.js'
 import { HeldSink, mqttDevice, silentLog, startTestAgent, type TestAgent } from '../inputs/mqtt-test-agent.js'
 import {
   cliInProcess,

@@ -1,5 +1,5 @@
 /**
- * What the simulator tests stand on (issue 7): a real agent Gateway, loaded from a YAML file the way
+ * What the simulator tests stand on: a real agent Gateway, loaded from a YAML file the way
  * IT staff write one, with the real inputs (the embedded MQTT broker on a free port, serial ports
  * with the real bindings) and its spool in a temp directory. Its cloud is a port nothing listens on,
  * so every punch stays in the spool to be counted. Also: a socat pseudo-terminal pair, and
@@ -19,7 +19,7 @@ import { createInputs } from '../../../agent/inputs/create-inputs.js'
 import { runAgentCli } from '../../../agent/main.js'
 import type { DeadLetter, SpooledPunch } from '../../../agent/punch/spooled-punch.js'
 import { parseTimestamp } from '../../../shared/time.js'
-import { freePort } from '../../e2e/e2e-kit.js'
+import { freePort } from '../../support/e2e-kit.js'
 import { allDeadLetters } from '../spool/all-dead-letters.js'
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')

@@ -1,5 +1,5 @@
 /**
- * Issue 8, found by the chaos test (test/e2e/chaos-postgres.test.ts): `pg_ctl restart -m fast`
+ * Found by the chaos test (test/system/e2e/chaos-postgres.test.ts): `pg_ctl restart -m fast`
  * under load crashed hajri-cloud. PostgreSQL ends every session with FATAL 57P01 ("terminating
  * connection due to administrator command"); a pooled connection that was checked out at that
  * moment but had no statement running (between two statements of a transaction) emits 'error' on

@@ -1,8 +1,8 @@
 /**
- * `hajri-cloud demo` as a process (issue 7), for what the `npm start` test does not reach: a taken
- * port is reported as the variable to change; SIGTERM to the demo alone (a service manager, `kill`),
- * not to its process group, still stops the agent and the simulated device; and a child that dies
- * takes the demo down with a non-zero exit rather than leaving half a demo running.
+ * `hajri-cloud demo` as a process (docs/decisions/0059-npm-start-is-a-demo.md), for what the `npm start` test
+ * does not reach: a taken port is reported as the variable to change; SIGTERM to the demo alone (a service
+ * manager, `kill`), not to its process group, still stops the agent and the simulated device; and a child
+ * that dies takes the demo down with a non-zero exit rather than leaving half a demo running.
  *
  * Run from source (`node --import tsx cloud/cli.ts demo`), so it needs no build; the demo then runs
  * hajri-agent from source too. Each run has its own directory and free ports.
@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
-import { freePort, waitFor } from '../../e2e/e2e-kit.js'
+import { freePort, waitFor } from '../../support/e2e-kit.js'
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url))
 const START_TIMEOUT_MS = 240_000
@@ -175,7 +175,7 @@ async function expectAllGone(demo: Demo): Promise<void> {
   for (const port of Object.values(demo.ports)) expect(await listening(port), `port ${port}`).toBe(false)
 }
 
-describe('hajri-cloud demo (issue 7)', () => {
+describe('hajri-cloud demo', () => {
   it('names the variable to change when a port is taken, and starts nothing', {
     timeout: 300_000,
   }, async () => {

@@ -1,5 +1,5 @@
 /**
- * Found by fuzzing what requests store (issue 8, test/cloud/fuzz-stored-records.test.ts): a sign-in
+ * Found by fuzzing what requests store (test/system/cloud/fuzz-stored-records.test.ts): a sign-in
  * whose email is only white space passed the schema (it has a length) and became "" once trimmed,
  * so it was counted in the sign-in throttle under the key `email:`, one counter shared by every
  * blank attempt from anywhere, which locked after five. Such an email can name no user: it is

@@ -1,8 +1,8 @@
 /**
- * What test/cloud/fuzz.test.ts needs for the console's session routes (/api/console/v1/session...,
- * issue 6), which take a cookie rather than an Authorization header: users to sign in as, sessions
- * and their CSRF tokens, and requests that carry them, mostly right and sometimes wrong. Each route
- * gets users of its own, so that one route's successes (a sign-out, a password change, which ends
+ * What test/system/cloud/fuzz.test.ts needs for the console's session routes (/api/console/v1/session...,
+ * docs/decisions/0045-console-sessions.md), which take a cookie rather than an Authorization header: users to
+ * sign in as, sessions and their CSRF tokens, and requests that carry them, mostly right and sometimes wrong.
+ * Each route gets users of its own, so that one route's successes (a sign-out, a password change, which ends
  * the user's other sessions) leave the next with something to work on. Each request comes from an
  * address of its own, as the sign-in limits are per address.
  */

@@ -1,5 +1,6 @@
 /**
- * What test/cloud/fuzz.test.ts needs for the OAuth endpoints (issue 3): clients, tokens and near-valid
+ * What test/system/cloud/fuzz.test.ts needs for the OAuth endpoints
+ * (docs/decisions/0016-oauth-client-credentials.md): clients, tokens and near-valid
  * OAuth parameters to start from, and the checks of their answers. These endpoints answer errors in
  * the RFC 6749 §5.2 shape (application/json, `error`, `error_description`), with our RFC 9457
  * members beside, not as application/problem+json: OAuth client libraries require it.
@@ -27,7 +28,9 @@ import {
   TOKEN,
 } from './conformance-support.js'
 
-/** The OAuth endpoints answer in the RFC 6749 §5.2 shape, not as problems (DESIGN.md §3). */
+/** The OAuth endpoints answer in the RFC 6749 §5.2 shape, not as problems
+ * (docs/decisions/0039-oauth-error-shape.md).
+ */
 export const isOAuthRoute = (route: { url: string }): boolean => route.url.startsWith('/api/oauth/')
 
 // RFC 6749 §5.2: 400, or 401 for invalid_client; HTTP's own refusals (an Origin, a body too large,
