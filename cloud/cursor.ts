@@ -1,7 +1,7 @@
 import { AppError } from './app-error.js'
 
 /**
- * Cursors are base64url JSON: opaque to clients (DESIGN.md §2), readable to us when debugging.
+ * Cursors are base64url JSON: opaque to clients (docs/development/architecture.md, Paging), readable to us when debugging.
  * They hold a position and the filters of the listing they came from, never an offset. They are
  * not signed: a hand-made cursor can only move within the caller's own tenant's data.
  */
@@ -40,4 +40,37 @@ export function assertSameFilter(name: string, inQuery: unknown, inCursor: unkno
       },
     )
   }
+}
+
+/** A page of a listing and the cursor of the page after it (null on the last page). */
+export interface Page<Row> {
+  rows: Row[]
+  nextCursor: string | null
+}
+
+/**
+ * Reads one page of a keyset listing. `fetch` is asked for one row more than the page holds, which
+ * tells whether there is a next page without a count query; the next cursor is `cursorOf` the
+ * page's last row (its position, and the filters the listing was made with).
+ */
+export async function readPage<Row>(
+  limit: number,
+  fetch: (limit: number) => Promise<Row[]>,
+  cursorOf: (last: Row) => object,
+): Promise<Page<Row>> {
+  const rows = await fetch(limit + 1)
+  const page = rows.slice(0, limit)
+  const last = page.at(-1)
+  return { rows: page, nextCursor: rows.length > limit && last ? encodeCursor(cursorOf(last)) : null }
+}
+
+/**
+ * The filters a listing goes on with: those its cursor was made for, once each one given again in
+ * the query is found the same (see assertSameFilter), in the order the cursor holds them.
+ */
+export function resumeFilters<F extends object>(inQuery: F, inCursor: F): F {
+  for (const name of Object.keys(inCursor) as (keyof F & string)[]) {
+    assertSameFilter(name, inQuery[name], inCursor[name])
+  }
+  return inCursor
 }

@@ -3,8 +3,9 @@ import { CursorSchema, LimitSchema, PageSchema } from './pagination.js'
 import { NO_CONTROL_CHARACTERS, NullableString, StringEnum } from './schema-helpers.js'
 
 /**
- * Everything the audit log records (DESIGN.md §3): every change to a credential, every token, and
- * console users' sign-ins, failed sign-ins, password changes, invitations and removals (issue 6).
+ * Everything the audit log records (docs/decisions/0017-append-only-audit-log.md): every change to a
+ * credential, every token, and console users' sign-ins, failed sign-ins, password changes, invitations and
+ * removals.
  */
 export const AUDIT_ACTIONS = [
   'api_key.created',

@@ -1,9 +1,10 @@
 import { type Static, Type } from '@sinclair/typebox'
+import { idPattern } from './ids.js'
 import { CursorSchema, LimitSchema, PageSchema } from './pagination.js'
 import { NO_CONTROL_CHARACTERS, NullableString, StringEnum } from './schema-helpers.js'
 
 /**
- * Console users and their sessions (issue 6): sign-in, sign-out, password change, and the owners
+ * Console users and their sessions: sign-in, sign-out, password change, and the owners
  * and admins who invite and remove the others. Under /api/console/v1.
  */
 
@@ -44,7 +45,7 @@ export const SignInInputSchema = Type.Object(
     password: Type.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH }),
     tenantId: Type.Optional(
       Type.String({
-        pattern: '^ten_[0-9A-HJKMNP-TV-Z]{26}$',
+        pattern: idPattern('tenant'),
         description:
           'The tenant to sign in to (`ten_...`). Needed only by someone whose email is a console user of ' +
           'several tenants with the same password: without it, the password picks the tenant (the oldest ' +
@@ -123,6 +124,6 @@ export type ConsoleUserListQuery = Static<typeof ConsoleUserListQuerySchema>
 export const ConsoleUserPageSchema = PageSchema(ConsoleUserSchema, 'ConsoleUserPage')
 
 export const ConsoleUserParamsSchema = Type.Object(
-  { userId: Type.String({ pattern: '^usr_[0-9A-HJKMNP-TV-Z]{26}$' }) },
+  { userId: Type.String({ pattern: idPattern('consoleUser') }) },
   { additionalProperties: false },
 )

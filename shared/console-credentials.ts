@@ -1,9 +1,10 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { ApiKeySummarySchema, OAuthAppSummarySchema } from './credentials.js'
+import { idPattern } from './ids.js'
 import { NO_CONTROL_CHARACTERS } from './schema-helpers.js'
 import { SCOPES, ScopeSchema } from './scopes.js'
 
-// The administration API's requests and answers for API keys and OAuth apps (issue 6). The bounds
+// The administration API's requests and answers for API keys and OAuth apps. The bounds
 // repeat what ApiKeyService and OAuthAppService check, so that the OpenAPI document states them and
 // a wrong field is reported with its pointer; the services stay the authority (the CLI calls them).
 
@@ -62,7 +63,7 @@ export const ApiKeyListSchema = Type.Object(
 )
 
 export const ApiKeyParamsSchema = Type.Object(
-  { keyId: Type.String({ pattern: '^key_[0-9A-HJKMNP-TV-Z]{26}$' }) },
+  { keyId: Type.String({ pattern: idPattern('apiKey') }) },
   { additionalProperties: false },
 )
 
@@ -104,7 +105,7 @@ export const OAuthAppListSchema = Type.Object(
 )
 
 export const OAuthAppParamsSchema = Type.Object(
-  { appId: Type.String({ pattern: '^app_[0-9A-HJKMNP-TV-Z]{26}$' }) },
+  { appId: Type.String({ pattern: idPattern('oauthApp') }) },
   { additionalProperties: false },
 )
 

@@ -25,8 +25,28 @@ export const ID_PREFIXES = {
 
 export type IdKind = keyof typeof ID_PREFIXES
 
+/** The 26 characters after the prefix: a ULID in Crockford base32 (see {@link newId}). */
+const ULID_PATTERN = '[0-9A-HJKMNP-TV-Z]{26}'
+
 /** Matches any id made by {@link newId}. */
-export const ID_PATTERN = '^[a-z]{3}_[0-9A-HJKMNP-TV-Z]{26}$'
+export const ID_PATTERN = `^[a-z]{3}_${ULID_PATTERN}$`
+
+/** Matches the ids of one kind, e.g. `^emp_…$`: for JSON Schema `pattern` and for RegExp. */
+export function idPattern(kind: IdKind): string {
+  return `^${ID_PREFIXES[kind]}_${ULID_PATTERN}$`
+}
+
+const ID_REGEXPS = new Map<IdKind, RegExp>()
+
+/** True when `value` is an id of this kind: for checking ids that come back to us, as in cursors. */
+export function isId(kind: IdKind, value: unknown): value is string {
+  let pattern = ID_REGEXPS.get(kind)
+  if (!pattern) {
+    pattern = new RegExp(idPattern(kind))
+    ID_REGEXPS.set(kind, pattern)
+  }
+  return typeof value === 'string' && pattern.test(value)
+}
 
 let lastTime = -1
 const lastRandom = new Uint8Array(10)

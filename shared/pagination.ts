@@ -1,7 +1,10 @@
 import { type TSchema, Type } from '@sinclair/typebox'
 import { NullableString } from './schema-helpers.js'
 
-/** DESIGN.md §2: `limit` defaults to 50; outside 1..200 is a 400, never silently clamped. */
+/**
+ * `limit` defaults to 50; outside 1..200 is a 400, never silently clamped
+ * (docs/decisions/0008-cursor-paging.md).
+ */
 export const DEFAULT_PAGE_LIMIT = 50
 export const MAX_PAGE_LIMIT = 200
 
@@ -19,7 +22,10 @@ export const CursorSchema = Type.String({
   description: 'The `nextCursor` of the previous page, with the same filters. Opaque.',
 })
 
-/** `{ data, nextCursor }`: DESIGN.md §2 list shape. `nextCursor` is null on the last page. */
+/**
+ * `{ data, nextCursor }`, the list shape (docs/development/architecture.md#paging). `nextCursor` is null on
+ * the last page.
+ */
 export function PageSchema<T extends TSchema>(item: T, title: string) {
   return Type.Object(
     {

@@ -15,7 +15,7 @@ export const FieldErrorSchema = Type.Object(
   { additionalProperties: false },
 )
 
-/** RFC 9457 problem details, with Hajri's stable `code` (DESIGN.md §2). */
+/** RFC 9457 problem details, with Hajri's stable `code` (docs/decisions/0007-rfc-9457-problems.md). */
 export const ProblemSchema = Type.Object(
   {
     type: Type.String({ description: 'A URI naming the problem type: `urn:hajri:problem:<code>`.' }),

@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { EmployeeCodeSchema } from './employee.js'
+import { idPattern } from './ids.js'
 import { CursorSchema, LimitSchema, PageSchema } from './pagination.js'
 import { ProblemSchema } from './problem.js'
 import { NullableString, StringEnum } from './schema-helpers.js'
@@ -7,7 +8,7 @@ import { NullableString, StringEnum } from './schema-helpers.js'
 export const PUNCH_TYPES = ['IN', 'OUT'] as const
 export type PunchType = (typeof PUNCH_TYPES)[number]
 
-/** DESIGN.md §2: at most this many punches in one batch request. */
+/** At most this many punches in one batch request. */
 export const MAX_BATCH_PUNCHES = 500
 
 /** A punch may not claim to be from further in the future than this (device clocks drift). */
@@ -70,7 +71,7 @@ export type Punch = Static<typeof PunchSchema>
 
 export const PunchParamsSchema = Type.Object(
   {
-    punchId: Type.String({ pattern: '^pun_[0-9A-HJKMNP-TV-Z]{26}$', description: 'A punch id (`pun_...`).' }),
+    punchId: Type.String({ pattern: idPattern('punch'), description: 'A punch id (`pun_...`).' }),
   },
   { additionalProperties: false },
 )
@@ -85,6 +86,14 @@ export const PunchBatchInputSchema = Type.Object(
   },
   { title: 'PunchBatchInput', additionalProperties: false },
 )
+
+/**
+ * A batch as a client builds it. The schema takes any items, so that the cloud checks each on its
+ * own and reports a bad one without refusing the others; a well-behaved client sends PunchInputs.
+ */
+export interface PunchBatchInput {
+  punches: PunchInput[]
+}
 
 export const BATCH_ITEM_STATUSES = ['created', 'duplicate', 'rejected'] as const
 export type BatchItemStatus = (typeof BATCH_ITEM_STATUSES)[number]

@@ -1,6 +1,9 @@
 import { StringEnum } from './schema-helpers.js'
 
-/** DESIGN.md §2: every public route requires exactly one of these. */
+/**
+ * Every public route requires exactly one of these
+ * (docs/decisions/0004-bearer-credentials-and-scopes.md).
+ */
 export const SCOPES = ['employees:read', 'attendance:read', 'attendance:write'] as const
 
 export type Scope = (typeof SCOPES)[number]

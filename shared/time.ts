@@ -1,10 +1,11 @@
 /**
  * Time in Hajri is carried as integer microseconds since the Unix epoch ("µs"): precise enough to
- * give every change in a tenant its own `updatedAt` (DESIGN.md §2, incremental sync) and still exact
- * in a JavaScript number for the years we accept.
+ * give every change in a tenant its own `updatedAt` (incremental sync,
+ * docs/decisions/0009-incremental-sync.md) and still exact in a JavaScript number for the years we accept.
  */
 
-// RFC 3339 §5.6 date-time. The offset is required: a punch without one is ambiguous (DESIGN.md §2).
+// RFC 3339 §5.6 date-time. The offset is required: a punch without one is ambiguous
+// (docs/decisions/0010-rfc-3339-times.md).
 const RFC3339 =
   /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/
 

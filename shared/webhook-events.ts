@@ -5,7 +5,7 @@ import { PunchSchema } from './punch.js'
 import { StringEnum } from './schema-helpers.js'
 
 /**
- * Every event a webhook endpoint can be told of (issue 5): its name, what it means, and the JSON
+ * Every event a webhook endpoint can be told of: its name, what it means, and the JSON
  * Schema of its `data`. One table, served at GET /api/public/v1/webhook-event-types, checked by
  * the code that emits events (a name not here does not compile).
  */

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
+import { idPattern } from './ids.js'
 import { CursorSchema, LimitSchema, PageSchema } from './pagination.js'
 import { NO_CONTROL_CHARACTERS, NullableString, StringEnum } from './schema-helpers.js'
 import { WebhookEventTypeSchema } from './webhook-events.js'
@@ -116,7 +117,7 @@ export type WebhookDeliveryDetail = Static<typeof WebhookDeliveryDetailSchema>
 
 export const DeliveryListQuerySchema = Type.Object(
   {
-    endpointId: Type.Optional(Type.String({ pattern: '^whk_[0-9A-HJKMNP-TV-Z]{26}$' })),
+    endpointId: Type.Optional(Type.String({ pattern: idPattern('webhookEndpoint') })),
     status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
     eventType: Type.Optional(WebhookEventTypeSchema),
     from: Type.Optional(Type.String({ format: 'date-time', description: 'Created at or after.' })),
@@ -131,7 +132,7 @@ export type DeliveryListQuery = Static<typeof DeliveryListQuerySchema>
 
 export const DeliveryPageSchema = PageSchema(WebhookDeliverySchema, 'WebhookDeliveryPage')
 
-const ENDPOINT_ID = '^whk_[0-9A-HJKMNP-TV-Z]{26}$'
+const ENDPOINT_ID = idPattern('webhookEndpoint')
 
 export const EndpointParamsSchema = Type.Object(
   { endpointId: Type.String({ pattern: ENDPOINT_ID }) },
@@ -139,7 +140,7 @@ export const EndpointParamsSchema = Type.Object(
 )
 
 export const DeliveryParamsSchema = Type.Object(
-  { deliveryId: Type.String({ pattern: '^dlv_[0-9A-HJKMNP-TV-Z]{26}$' }) },
+  { deliveryId: Type.String({ pattern: idPattern('webhookDelivery') }) },
   { additionalProperties: false },
 )
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ID_PATTERN, ID_PREFIXES, type IdKind, newId } from '../../shared/ids.js'
+import { ID_PATTERN, ID_PREFIXES, type IdKind, idPattern, isId, newId } from '../../shared/ids.js'
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
 
@@ -104,5 +104,38 @@ describe('newId', () => {
     const ids = Array.from({ length: 300 }, (_, i) => newId('punch', t + (i % 3 === 0 ? i : 0)))
     const bytewise = [...ids].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)))
     expect(bytewise).toEqual(ids)
+  })
+})
+
+describe('idPattern and isId', () => {
+  it('match the ids of their kind only', () => {
+    const kinds = Object.keys(ID_PREFIXES) as IdKind[]
+    for (const kind of kinds) {
+      const id = newId(kind)
+      expect(id).toMatch(new RegExp(idPattern(kind)))
+      expect(isId(kind, id)).toBe(true)
+      for (const other of kinds) if (other !== kind) expect(isId(other, id)).toBe(false)
+    }
+  })
+
+  it('is the pattern the OpenAPI document publishes', () => {
+    expect(idPattern('employee')).toBe('^emp_[0-9A-HJKMNP-TV-Z]{26}$')
+    expect(ID_PATTERN).toBe('^[a-z]{3}_[0-9A-HJKMNP-TV-Z]{26}$')
+  })
+
+  it('refuses what is not an id: other types, lower case, a letter Crockford leaves out, a wrong length', () => {
+    const id = newId('punch')
+    for (const value of [
+      undefined,
+      null,
+      42,
+      [id],
+      { id },
+      id.toLowerCase(),
+      `${id.slice(0, -1)}U`,
+      `${id}0`,
+      ` ${id}`,
+    ])
+      expect(isId('punch', value)).toBe(false)
   })
 })

@@ -5,21 +5,15 @@ import {
   type AuditEntry,
   type AuditListQuery,
 } from '../../../shared/audit.js'
-import { newId } from '../../../shared/ids.js'
+import { isId, newId } from '../../../shared/ids.js'
 import { DEFAULT_PAGE_LIMIT } from '../../../shared/pagination.js'
 import { NO_CONTROL_CHARACTERS } from '../../../shared/schema-helpers.js'
-import { formatServerTime, parseTimestamp } from '../../../shared/time.js'
-import { AppError } from '../../app-error.js'
-import { assertSameFilter, decodeCursor, encodeCursor } from '../../cursor.js'
+import { formatServerTime } from '../../../shared/time.js'
+import type { Actor } from '../../auth/actor.js'
+import { decodeCursor, readPage, resumeFilters } from '../../cursor.js'
 import type { Database } from '../../db/schema.js'
+import { timeFilter } from '../time-filter.js'
 import { type AuditFilter, type AuditRow, AuditStore } from './store.js'
-
-/** Who acted, and from where: passed down from the CLI, the console or an HTTP request. */
-export interface Actor {
-  /** `cli:<os user>`, `console:<user id>`, `oauth_app:<app id>`. */
-  name: string
-  ip: string | null
-}
 
 export interface AuditEvent {
   action: AuditAction
@@ -28,20 +22,22 @@ export interface AuditEvent {
   details?: Record<string, unknown>
 }
 
-const AUDIT_ID = /^aud_[0-9A-HJKMNP-TV-Z]{26}$/
 // As the query schema has them: a cursor's values reach SQL, and PostgreSQL refuses NUL.
 const PLAIN_TEXT = new RegExp(NO_CONTROL_CHARACTERS)
 const isAuditText = (x: unknown) =>
   typeof x === 'string' && x.length > 0 && [...x].length <= 200 && PLAIN_TEXT.test(x)
 const TARGET_TYPE = /^[a-z][a-z0-9_]{0,39}$/
 
-/** A cursor holds the filters it was made for (DESIGN.md §2) and the last entry returned. */
+/**
+ * A cursor holds the filters it was made for (docs/development/architecture.md#paging) and the last entry
+ * returned.
+ */
 type AuditCursor = AuditFilter & { beforeId: string }
 
 function readCursor(v: Record<string, unknown>): AuditCursor | undefined {
   const { action, actor, targetType, targetId, from, to, beforeId } = v
   const optional = (x: unknown, ok: (x: unknown) => boolean) => x === undefined || ok(x)
-  if (typeof beforeId !== 'string' || !AUDIT_ID.test(beforeId)) return undefined
+  if (!isId('auditEntry', beforeId)) return undefined
   if (!optional(action, (x) => (AUDIT_ACTIONS as readonly unknown[]).includes(x))) return undefined
   if (!optional(actor, isAuditText) || !optional(targetId, isAuditText)) return undefined
   if (!optional(targetType, (x) => typeof x === 'string' && TARGET_TYPE.test(x))) return undefined
@@ -57,21 +53,6 @@ function readCursor(v: Record<string, unknown>): AuditCursor | undefined {
   }
 }
 
-/**
- * A time filter, checked here too: the HTTP schema checks it first, but the CLI calls the service
- * directly, and a time that did not parse must be refused, not dropped (the list would be unfiltered).
- */
-function time(name: 'from' | 'to', text: string | undefined): number | undefined {
-  if (text === undefined) return undefined
-  const us = parseTimestamp(text)
-  if (us === undefined) {
-    throw new AppError('validation_failed', `${name}: must be an RFC 3339 time with an offset`, {
-      errors: [{ in: 'query', pointer: `#/${name}`, message: 'must be an RFC 3339 time with an offset' }],
-    })
-  }
-  return us
-}
-
 function toEntry(row: AuditRow): AuditEntry {
   return {
     id: row.id,
@@ -84,7 +65,10 @@ function toEntry(row: AuditRow): AuditEntry {
   }
 }
 
-/** The append-only audit log (DESIGN.md §3). Entries are written in the transaction of the change. */
+/**
+ * The append-only audit log (docs/decisions/0017-append-only-audit-log.md). Entries are written in the
+ * transaction of the change.
+ */
 export class AuditService {
   constructor(private readonly deps: { db: Kysely<Database>; now: () => number }) {}
 
@@ -120,27 +104,20 @@ export class AuditService {
       actor: query.actor,
       targetType: query.targetType,
       targetId: query.targetId,
-      from: time('from', query.from),
-      to: time('to', query.to),
+      from: timeFilter('from', query.from),
+      to: timeFilter('to', query.to),
     }
     let beforeId: string | undefined
     if (query.cursor !== undefined) {
       const { beforeId: before, ...inCursor } = decodeCursor(query.cursor, readCursor)
-      for (const name of Object.keys(inCursor) as (keyof AuditFilter)[]) {
-        assertSameFilter(name, filter[name], inCursor[name])
-      }
-      filter = inCursor
+      filter = resumeFilters(filter, inCursor)
       beforeId = before
     }
-    const rows = await new AuditStore(this.deps.db).list(tenantId, { ...filter, beforeId, limit: limit + 1 })
-    const page = rows.slice(0, limit)
-    const last = page.at(-1)
-    return {
-      data: page.map(toEntry),
-      nextCursor:
-        rows.length > limit && last
-          ? encodeCursor({ ...filter, beforeId: last.id } satisfies AuditCursor)
-          : null,
-    }
+    const { rows, nextCursor } = await readPage(
+      limit,
+      (n) => new AuditStore(this.deps.db).list(tenantId, { ...filter, beforeId, limit: n }),
+      (last) => ({ ...filter, beforeId: last.id }) satisfies AuditCursor,
+    )
+    return { data: rows.map(toEntry), nextCursor }
   }
 }

@@ -6,13 +6,14 @@ import type {
   ConsoleUserListQuery,
   InvitedConsoleUser,
 } from '../../../shared/console-auth.js'
-import { newId } from '../../../shared/ids.js'
+import { isId, newId } from '../../../shared/ids.js'
 import { DEFAULT_PAGE_LIMIT } from '../../../shared/pagination.js'
 import { AppError } from '../../app-error.js'
-import { decodeCursor, encodeCursor } from '../../cursor.js'
+import type { Actor } from '../../auth/actor.js'
+import { decodeCursor, readPage } from '../../cursor.js'
 import type { Database } from '../../db/schema.js'
 import { isUniqueViolation } from '../../db/unique-violation.js'
-import type { Actor, AuditService } from '../audit/service.js'
+import type { AuditService } from '../audit/service.js'
 import { consoleUserView, normalizeEmail } from './console-user-view.js'
 import { generatePassword, hashPassword } from './password.js'
 import { ConsoleSessionStore } from './session-store.js'
@@ -25,12 +26,10 @@ export interface ConsoleCaller {
   actor: Actor
 }
 
-const USER_ID = /^usr_[0-9A-HJKMNP-TV-Z]{26}$/
-
 /**
- * Issue 6: "admins can invite and remove users". Owners manage everyone; admins (and admin tokens,
- * which act as admins) manage admins and viewers but never an owner, so an admin cannot take a
- * tenant from its owners; viewers manage no one. A tenant always keeps at least one owner.
+ * Admins can invite and remove users (docs/decisions/0050-console-roles.md). Owners manage everyone; admins
+ * (and admin tokens, which act as admins) manage admins and viewers but never an owner, so an admin cannot
+ * take a tenant from its owners; viewers manage no one. A tenant always keeps at least one owner.
  */
 function assertMayManage(caller: ConsoleCaller, role: string, doing: string): void {
   if (caller.role === 'viewer')
@@ -51,14 +50,13 @@ export class ConsoleUserService {
     const afterId =
       query.cursor === undefined
         ? undefined
-        : decodeCursor(query.cursor, (v) => (typeof v.u === 'string' && USER_ID.test(v.u) ? v.u : undefined))
-    const rows = await new ConsoleUserStore(this.deps.db).list(tenantId, { afterId, limit: limit + 1 })
-    const page = rows.slice(0, limit)
-    const last = page.at(-1)
-    return {
-      data: page.map(consoleUserView),
-      nextCursor: rows.length > limit && last ? encodeCursor({ u: last.id }) : null,
-    }
+        : decodeCursor(query.cursor, (v) => (isId('consoleUser', v.u) ? v.u : undefined))
+    const { rows, nextCursor } = await readPage(
+      limit,
+      (n) => new ConsoleUserStore(this.deps.db).list(tenantId, { afterId, limit: n }),
+      (last) => ({ u: last.id }),
+    )
+    return { data: rows.map(consoleUserView), nextCursor }
   }
 
   /** A new user with a one-time password, shown once: they choose their own at the first sign-in. */

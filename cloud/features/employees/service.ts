@@ -10,12 +10,12 @@ import {
   type EmployeeInput,
   type EmployeeListQuery,
 } from '../../../shared/employee.js'
-import { newId } from '../../../shared/ids.js'
+import { isId, newId } from '../../../shared/ids.js'
 import { DEFAULT_PAGE_LIMIT } from '../../../shared/pagination.js'
 import { NO_CONTROL_CHARACTERS } from '../../../shared/schema-helpers.js'
 import { formatServerTime, nowMicros, parseTimestamp } from '../../../shared/time.js'
 import { AppError } from '../../app-error.js'
-import { assertSameFilter, decodeCursor, encodeCursor } from '../../cursor.js'
+import { assertSameFilter, decodeCursor, readPage } from '../../cursor.js'
 import type { Database } from '../../db/schema.js'
 import { TenantStore } from '../tenants/store.js'
 import type { EmittedEvent, WebhookOutbox } from '../webhooks/outbox.js'
@@ -51,7 +51,6 @@ interface EmployeeCursor {
   after: EmployeePosition
 }
 
-const EMPLOYEE_ID = /^emp_[0-9A-HJKMNP-TV-Z]{26}$/
 const PLAIN_TEXT = new RegExp(NO_CONTROL_CHARACTERS)
 
 /** A normalized search, bounded as the query schema bounds it (in code points, as JSON Schema counts). */
@@ -74,7 +73,7 @@ function readCursor(v: Record<string, unknown>): EmployeeCursor | undefined {
   if (q !== undefined && !isSearch(q)) return undefined
   if (!Array.isArray(k)) return undefined
   const id = k.at(-1)
-  if (typeof id !== 'string' || !EMPLOYEE_ID.test(id)) return undefined
+  if (!isId('employee', id)) return undefined
   const status = s as string | undefined
   const search = q as string | undefined
   if (u === undefined)
@@ -130,26 +129,18 @@ export class EmployeeService {
       search = cursor.search
       after = cursor.after
     }
-    // One row more than asked tells whether there is a next page without a count query.
-    const rows = await new EmployeeStore(this.deps.db).list(tenantId, {
-      status,
-      updatedSince,
-      search,
-      after,
-      limit: limit + 1,
-    })
-    const page = rows.slice(0, limit)
-    const last = page.at(-1)
-    let nextCursor: string | null = null
-    if (rows.length > limit && last) {
-      nextCursor = encodeCursor({
+    const { rows, nextCursor } = await readPage(
+      limit,
+      (n) =>
+        new EmployeeStore(this.deps.db).list(tenantId, { status, updatedSince, search, after, limit: n }),
+      (last) => ({
         s: status,
         u: updatedSince,
         q: search,
         k: updatedSince === undefined ? [last.id] : [last.updated_at, last.id],
-      })
-    }
-    return { data: page.map(toEmployee), nextCursor }
+      }),
+    )
+    return { data: rows.map(toEmployee), nextCursor }
   }
 
   async get(tenantId: string, employeeCode: string): Promise<Employee> {
@@ -276,7 +267,8 @@ export class EmployeeService {
           data: toEmployee({ ...row, ...toColumns(input), updated_at: time }),
         })
       }
-      // In the same transaction as the change (issue 5): an HR system hears of every change once.
+      // In the same transaction as the change (the outbox, docs/decisions/0020-webhook-outbox.md): an HR
+      // system hears of every change once.
       await this.deps.outbox.emit(trx, tenantId, events)
       return outcomes
     })

@@ -1,4 +1,6 @@
 import type { Kysely, Transaction } from 'kysely'
+import { CredentialTable } from '../../db/credential-table.js'
+import { RotatingSecrets } from '../../db/rotating-secrets.js'
 import type { Database, OAuthAppsTable, OAuthClientSecretsTable } from '../../db/schema.js'
 
 type Executor = Kysely<Database> | Transaction<Database>
@@ -18,74 +20,27 @@ export interface ClientForAuthentication {
 const NO_TENANT = 'ten_none'
 const NO_APP = 'app_none'
 
-export class OAuthAppStore {
-  constructor(private readonly db: Executor) {}
-
-  async insert(tenantId: string, row: Omit<OAuthAppRow, 'tenant_id'>): Promise<void> {
-    await this.db
-      .insertInto('oauth_apps')
-      .values({ ...row, tenant_id: tenantId })
-      .execute()
+/** A tenant's OAuth apps and their client secrets: insert, list, get and revoke of apps come from CredentialTable. */
+export class OAuthAppStore extends CredentialTable<'oauth_apps'> {
+  constructor(db: Executor) {
+    super(db, 'oauth_apps')
   }
+
+  private readonly secrets = new RotatingSecrets(this.db, 'oauth_client_secrets', 'app_id')
 
   async insertSecret(tenantId: string, row: Omit<ClientSecretRow, 'tenant_id'>): Promise<void> {
-    await this.db
-      .insertInto('oauth_client_secrets')
-      .values({ ...row, tenant_id: tenantId })
-      .execute()
-  }
-
-  async list(tenantId: string): Promise<OAuthAppRow[]> {
-    return this.db
-      .selectFrom('oauth_apps')
-      .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .orderBy('id')
-      .execute()
-  }
-
-  async get(tenantId: string, id: string): Promise<OAuthAppRow | undefined> {
-    return this.db
-      .selectFrom('oauth_apps')
-      .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .where('id', '=', id)
-      .executeTakeFirst()
+    await this.secrets.insert(tenantId, row)
   }
 
   /** Secrets of these apps that still work at `now`, oldest first. */
   async liveSecrets(tenantId: string, appIds: readonly string[], now: number): Promise<ClientSecretRow[]> {
     if (appIds.length === 0) return []
-    return this.db
-      .selectFrom('oauth_client_secrets')
-      .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .where('app_id', 'in', appIds)
-      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
-      .orderBy('id')
-      .execute()
+    return this.secrets.live(tenantId, appIds, now)
   }
 
   /** Gives every secret of the app that would outlive `until` that expiry instead. */
   async expireSecrets(tenantId: string, appId: string, until: number): Promise<void> {
-    await this.db
-      .updateTable('oauth_client_secrets')
-      .set({ expires_at: until })
-      .where('tenant_id', '=', tenantId)
-      .where('app_id', '=', appId)
-      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', until)]))
-      .execute()
-  }
-
-  async revoke(tenantId: string, id: string, at: number): Promise<boolean> {
-    const result = await this.db
-      .updateTable('oauth_apps')
-      .set({ revoked_at: at })
-      .where('tenant_id', '=', tenantId)
-      .where('id', '=', id)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst()
-    return Number(result.numUpdatedRows) > 0
+    await this.secrets.expire(tenantId, appId, until)
   }
 
   /**

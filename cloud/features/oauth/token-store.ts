@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely'
+import { CredentialTable } from '../../db/credential-table.js'
 import { prepareQuery } from '../../db/prepared-query.js'
 import type { Database, OAuthTokensTable } from '../../db/schema.js'
 
@@ -33,25 +34,10 @@ export interface TokenForAuthentication extends TokenRow {
   backfill_days: number
 }
 
-export class TokenStore {
-  constructor(private readonly db: Executor) {}
-
-  async insert(tenantId: string, row: Omit<TokenRow, 'tenant_id'>): Promise<void> {
-    await this.db
-      .insertInto('oauth_tokens')
-      .values({ ...row, tenant_id: tenantId })
-      .execute()
-  }
-
-  async revoke(tenantId: string, id: string, at: number): Promise<boolean> {
-    const result = await this.db
-      .updateTable('oauth_tokens')
-      .set({ revoked_at: at })
-      .where('tenant_id', '=', tenantId)
-      .where('id', '=', id)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst()
-    return Number(result.numUpdatedRows) > 0
+/** Access tokens: insert and revoke come from CredentialTable. */
+export class TokenStore extends CredentialTable<'oauth_tokens'> {
+  constructor(db: Executor) {
+    super(db, 'oauth_tokens')
   }
 
   /**

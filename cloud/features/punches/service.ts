@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely'
 import { EMPLOYEE_CODE_PATTERN } from '../../../shared/employee.js'
+import { isId } from '../../../shared/ids.js'
 import { DEFAULT_PAGE_LIMIT } from '../../../shared/pagination.js'
 import {
   type Punch,
@@ -10,7 +11,8 @@ import {
 } from '../../../shared/punch.js'
 import { parseTimestamp } from '../../../shared/time.js'
 import { AppError, toProblem } from '../../app-error.js'
-import { assertSameFilter, decodeCursor, encodeCursor } from '../../cursor.js'
+import type { TenantContext } from '../../auth/tenant-context.js'
+import { assertSameFilter, decodeCursor, readPage } from '../../cursor.js'
 import type { RunInTransaction } from '../../db/group-commit.js'
 import type { Database } from '../../db/schema.js'
 import { compileCheck } from '../../validation.js'
@@ -21,7 +23,6 @@ import {
   type IdempotentRequest,
   type StoredResponse,
 } from '../idempotency/service.js'
-import type { TenantContext } from '../tenants/tenant-context.js'
 import type { WebhookOutbox } from '../webhooks/outbox.js'
 import { type IngestInput, ingestPunches, type Outcome, toPunch } from './ingest.js'
 import { PunchStore } from './store.js'
@@ -41,7 +42,6 @@ type RecordResponse = (trx: Transaction<Database>, response: StoredResponse) => 
 
 const checkPunch = compileCheck<PunchInput>(PunchInputSchema)
 
-const PUNCH_ID = /^pun_[0-9A-HJKMNP-TV-Z]{26}$/
 const EMPLOYEE_CODE = new RegExp(EMPLOYEE_CODE_PATTERN)
 
 // Every field is checked against what we put in: a cursor's values reach SQL, and PostgreSQL
@@ -52,7 +52,7 @@ function readCursor(v: Record<string, unknown>) {
   if (f !== undefined && !Number.isSafeInteger(f)) return undefined
   if (t !== undefined && !Number.isSafeInteger(t)) return undefined
   if (!Array.isArray(k) || k.length !== 2 || !Number.isSafeInteger(k[0])) return undefined
-  if (typeof k[1] !== 'string' || !PUNCH_ID.test(k[1])) return undefined
+  if (!isId('punch', k[1])) return undefined
   return {
     employeeCode: e as string | undefined,
     from: f as number | undefined,
@@ -72,7 +72,7 @@ function batchResponse(received: number, outcomes: readonly Outcome[]): PunchBat
   return { summary, results }
 }
 
-/** Punch ingestion and the raw punch log (issue 2). */
+/** Punch ingestion and the raw punch log. */
 export class PunchService {
   constructor(
     private readonly deps: {
@@ -163,20 +163,12 @@ export class PunchService {
       assertSameFilter('to', to, cursor.to)
       ;({ employeeCode, from, to, after } = cursor)
     }
-    const rows = await new PunchStore(this.deps.db).list(tenant.id, {
-      employeeCode,
-      from,
-      to,
-      after,
-      limit: limit + 1,
-    })
-    const page = rows.slice(0, limit)
-    const last = page.at(-1)
-    const nextCursor =
-      rows.length > limit && last
-        ? encodeCursor({ e: employeeCode, f: from, t: to, k: [last.punched_at, last.id] })
-        : null
-    return { data: page.map((r) => toPunch(r, tenant.timeZone)), nextCursor }
+    const { rows, nextCursor } = await readPage(
+      limit,
+      (n) => new PunchStore(this.deps.db).list(tenant.id, { employeeCode, from, to, after, limit: n }),
+      (last) => ({ e: employeeCode, f: from, t: to, k: [last.punched_at, last.id] }),
+    )
+    return { data: rows.map((r) => toPunch(r, tenant.timeZone)), nextCursor }
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import { isId } from '../../../shared/ids.js'
 import { DEFAULT_PAGE_LIMIT } from '../../../shared/pagination.js'
 import { formatServerTime, parseTimestamp } from '../../../shared/time.js'
 import { isWebhookEventType, type WebhookEventType } from '../../../shared/webhook-events.js'
@@ -10,15 +11,14 @@ import {
   type WebhookDeliveryDetail,
 } from '../../../shared/webhooks.js'
 import { AppError } from '../../app-error.js'
-import { assertSameFilter, decodeCursor, encodeCursor } from '../../cursor.js'
+import type { Actor } from '../../auth/actor.js'
+import { decodeCursor, readPage, resumeFilters } from '../../cursor.js'
 import type { Database } from '../../db/schema.js'
-import type { Actor, AuditService } from '../audit/service.js'
+import type { AuditService } from '../audit/service.js'
+import { timeFilter } from '../time-filter.js'
 import { type DeliveryRow, DeliveryStore, type PayloadMeta } from './delivery-store.js'
 import { EndpointStore } from './endpoint-store.js'
 import type { WebhookOutbox } from './outbox.js'
-
-const DELIVERY_ID = /^dlv_[0-9A-HJKMNP-TV-Z]{26}$/
-const ENDPOINT_ID = /^whk_[0-9A-HJKMNP-TV-Z]{26}$/
 
 interface DeliveryFilter {
   endpointId: string | undefined
@@ -28,15 +28,18 @@ interface DeliveryFilter {
   to: number | undefined
 }
 
-/** A cursor holds the filters it was made for (DESIGN.md §2) and the last delivery returned. */
+/**
+ * A cursor holds the filters it was made for (docs/development/architecture.md#paging) and the last delivery
+ * returned.
+ */
 type DeliveryCursor = DeliveryFilter & { beforeId: string }
 
 // Every value is checked against what we put in, since a cursor's values reach SQL.
 function readCursor(v: Record<string, unknown>): { filter: DeliveryFilter; beforeId: string } | undefined {
   const { endpointId, status, eventType, from, to, beforeId } = v
   const optional = (x: unknown, ok: (x: unknown) => boolean) => x === undefined || ok(x)
-  if (typeof beforeId !== 'string' || !DELIVERY_ID.test(beforeId)) return undefined
-  if (!optional(endpointId, (x) => typeof x === 'string' && ENDPOINT_ID.test(x))) return undefined
+  if (!isId('webhookDelivery', beforeId)) return undefined
+  if (!optional(endpointId, (x) => isId('webhookEndpoint', x))) return undefined
   if (!optional(status, (x) => (DELIVERY_STATUSES as readonly unknown[]).includes(x))) return undefined
   if (!optional(eventType, (x) => typeof x === 'string' && isWebhookEventType(x))) return undefined
   if (!optional(from, Number.isSafeInteger) || !optional(to, Number.isSafeInteger)) return undefined
@@ -54,21 +57,6 @@ function readCursor(v: Record<string, unknown>): { filter: DeliveryFilter; befor
 
 const formatted = (us: number | null) => (us === null ? null : formatServerTime(us))
 
-/**
- * A time filter, checked here too: the HTTP schema checks it before, but the CLI calls the service
- * directly, and a time that did not parse must be refused, not dropped (the list would be unfiltered).
- */
-function time(name: 'from' | 'to', text: string | undefined): number | undefined {
-  if (text === undefined) return undefined
-  const us = parseTimestamp(text)
-  if (us === undefined) {
-    throw new AppError('validation_failed', `${name}: must be an RFC 3339 time with an offset`, {
-      errors: [{ in: 'query', pointer: `#/${name}`, message: 'must be an RFC 3339 time with an offset' }],
-    })
-  }
-  return us
-}
-
 function toDelivery(row: DeliveryRow & PayloadMeta): WebhookDelivery {
   return {
     id: row.id,
@@ -84,7 +72,7 @@ function toDelivery(row: DeliveryRow & PayloadMeta): WebhookDelivery {
   }
 }
 
-/** The delivery log (issue 5): read, filtered and paged; a delivery retried, an endpoint's failures replayed. */
+/** The delivery log: read, filtered and paged; a delivery retried, an endpoint's failures replayed. */
 export class DeliveryService {
   constructor(
     private readonly deps: {
@@ -104,30 +92,21 @@ export class DeliveryService {
       endpointId: query.endpointId,
       status: query.status,
       eventType: query.eventType,
-      from: time('from', query.from),
-      to: time('to', query.to),
+      from: timeFilter('from', query.from),
+      to: timeFilter('to', query.to),
     }
     let beforeId: string | undefined
     if (query.cursor !== undefined) {
       const cursor = decodeCursor(query.cursor, readCursor)
-      for (const name of Object.keys(cursor.filter) as (keyof DeliveryFilter)[]) {
-        assertSameFilter(name, filter[name], cursor.filter[name])
-      }
-      filter = cursor.filter
+      filter = resumeFilters(filter, cursor.filter)
       beforeId = cursor.beforeId
     }
-    const rows = await new DeliveryStore(this.deps.db).list(tenantId, {
-      ...filter,
-      beforeId,
-      limit: limit + 1,
-    })
-    const page = rows.slice(0, limit)
-    const last = page.at(-1)
-    const nextCursor =
-      rows.length > limit && last
-        ? encodeCursor({ ...filter, beforeId: last.id } satisfies DeliveryCursor)
-        : null
-    return { data: page.map(toDelivery), nextCursor }
+    const { rows, nextCursor } = await readPage(
+      limit,
+      (n) => new DeliveryStore(this.deps.db).list(tenantId, { ...filter, beforeId, limit: n }),
+      (last) => ({ ...filter, beforeId: last.id }) satisfies DeliveryCursor,
+    )
+    return { data: rows.map(toDelivery), nextCursor }
   }
 
   async show(tenantId: string, id: string): Promise<WebhookDeliveryDetail> {

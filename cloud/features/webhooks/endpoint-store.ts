@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely'
+import { RotatingSecrets } from '../../db/rotating-secrets.js'
 import type { Database, WebhookEndpointsTable, WebhookSecretsTable } from '../../db/schema.js'
 
 type Executor = Kysely<Database> | Transaction<Database>
@@ -7,7 +8,11 @@ export type EndpointRow = WebhookEndpointsTable
 export type EndpointSecretRow = WebhookSecretsTable
 
 export class EndpointStore {
-  constructor(private readonly db: Executor) {}
+  private readonly secrets: RotatingSecrets<'webhook_secrets'>
+
+  constructor(private readonly db: Executor) {
+    this.secrets = new RotatingSecrets(db, 'webhook_secrets', 'endpoint_id')
+  }
 
   async insert(tenantId: string, row: Omit<EndpointRow, 'tenant_id'>): Promise<void> {
     await this.db
@@ -78,31 +83,15 @@ export class EndpointStore {
   }
 
   async insertSecret(tenantId: string, row: Omit<EndpointSecretRow, 'tenant_id'>): Promise<void> {
-    await this.db
-      .insertInto('webhook_secrets')
-      .values({ ...row, tenant_id: tenantId })
-      .execute()
+    await this.secrets.insert(tenantId, row)
   }
 
   /** The secrets deliveries are signed with at `now`: the current one, and rotated ones in their grace. */
   async liveSecrets(tenantId: string, endpointId: string, now: number): Promise<EndpointSecretRow[]> {
-    return this.db
-      .selectFrom('webhook_secrets')
-      .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .where('endpoint_id', '=', endpointId)
-      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
-      .orderBy('id')
-      .execute()
+    return this.secrets.live(tenantId, endpointId, now)
   }
 
   async expireSecrets(tenantId: string, endpointId: string, until: number): Promise<void> {
-    await this.db
-      .updateTable('webhook_secrets')
-      .set({ expires_at: until })
-      .where('tenant_id', '=', tenantId)
-      .where('endpoint_id', '=', endpointId)
-      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', until)]))
-      .execute()
+    await this.secrets.expire(tenantId, endpointId, until)
   }
 }
