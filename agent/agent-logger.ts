@@ -1,7 +1,7 @@
 import pino, { type Logger } from 'pino'
 import pretty from 'pino-pretty'
 
-// DESIGN.md §3/§5: secrets never reach the logs, whatever object carries them.
+// Secrets never reach the logs, whatever object carries them (docs/decisions/0018-no-secrets-in-logs.md).
 const REDACT = [
   'clientSecret',
   'password',

@@ -15,6 +15,8 @@ export interface AgentEvents {
   deadLettered: { deviceId: string; reason: string; count: number }
   /** The spool refused punches: full, or the disk is. */
   spoolFull: { bytes: number; maxBytes: number }
+  /** The spool takes punches again: a removal made room after it refused some. */
+  spoolHasRoom: { bytes: number; maxBytes: number }
   /** Punches the cloud has accepted (created or duplicate). */
   punchesForwarded: { count: number }
   /** A request of an ADMS terminal was answered (or refused before it was read). */
@@ -26,11 +28,13 @@ export interface AgentEvents {
   forwardFailed: { error: string; retryInMs: number }
 }
 
-type Listener<K extends keyof AgentEvents> = (event: AgentEvents[K]) => void
+/** A listener may be async: the bus does not wait for it, but catches what it rejects with. */
+type Listener<K extends keyof AgentEvents> = (event: AgentEvents[K]) => void | Promise<void>
 
 /**
- * A typed event bus whose listeners cannot crash the daemon: a listener that throws is logged and
- * the others still run.
+ * A typed event bus whose listeners cannot crash the daemon: a listener that throws, or whose
+ * promise rejects, is logged and the others still run. A rejection left unhandled would end the
+ * process (Node's default `--unhandled-rejections=throw`).
  */
 export class EventBus {
   private readonly emitter = new EventEmitter()
@@ -40,11 +44,13 @@ export class EventBus {
   }
 
   on<K extends keyof AgentEvents>(name: K, listener: Listener<K>): () => void {
+    const failed = (err: unknown) => this.log.error({ err, event: name }, 'event listener failed')
     const safe = (event: AgentEvents[K]) => {
       try {
-        listener(event)
+        const result = listener(event)
+        if (result instanceof Promise) result.catch(failed)
       } catch (err) {
-        this.log.error({ err, event: name }, 'event listener failed')
+        failed(err)
       }
     }
     this.emitter.on(name, safe)

@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import type { Logger } from 'pino'
 import { nowMicros } from '../shared/time.js'
+import type { Component } from './component.js'
 import { controlTokenPath } from './config/control-token-file.js'
 import type { AgentConfig } from './config/schema.js'
 import { EventBus } from './events.js'
@@ -14,8 +15,8 @@ import {
   isDeviceBackfill,
   isDeviceReporter,
 } from './inputs/device-report.js'
+import type { InputContext } from './inputs/input-context.js'
 import { PunchIntake } from './intake/punch-intake.js'
-import type { PunchSink } from './intake/punch-sink.js'
 import { DeadLetters } from './spool/dead-letters.js'
 import { Spool } from './spool/spool.js'
 import type { AgentStatus } from './status/agent-status.js'
@@ -30,20 +31,6 @@ import { TokenClient } from './uplink/token-client.js'
 /** A terminal whose attendance log is this full is close to losing records (or to refusing them). */
 const LOG_USE_ALARM = 0.8
 
-/** A part of the agent that runs: started in order, stopped in reverse (DESIGN.md §7). */
-export interface Component {
-  start(): Promise<void>
-  stop(): Promise<void>
-}
-
-/** What the inputs are built from: they hand frames to the sink and report on the bus. */
-export interface InputContext {
-  config: AgentConfig
-  sink: PunchSink
-  events: EventBus
-  log: Logger
-}
-
 export interface GatewayOptions {
   log: Logger
   /** Builds the device inputs (serial ports, MQTT); tests pass their own. */
@@ -51,10 +38,10 @@ export interface GatewayOptions {
 }
 
 /**
- * The composition root of hajri-agent (DESIGN.md §1, §7): inputs → intake → spool → forwarder →
- * cloud, with the status listener beside. Constructing does no I/O; start() brings the parts up
- * with the spool first (nothing is acknowledged before it can store) and the inputs last; stop()
- * takes them down in reverse, so no device is acknowledged after the spool has stopped.
+ * The composition root of hajri-agent (docs/development/architecture.md#data-flow-in-the-agent): inputs →
+ * intake → spool → forwarder → cloud, with the status listener beside. Constructing does no I/O; start()
+ * brings the parts up with the spool first (nothing is acknowledged before it can store) and the inputs last;
+ * stop() takes them down in reverse, so no device is acknowledged after the spool has stopped.
  */
 export class Gateway {
   readonly events: EventBus
@@ -238,7 +225,6 @@ export class Gateway {
     const now = Date.now()
     const spool = this.spool.stats()
     const forwarding = this.tracker.forwardingStatus()
-    if (!this.spool.full) this.tracker.spoolFullSince = null
     const report = this.deviceReport()
     const devices = this.deviceStatuses(report)
     const alarms: string[] = []

@@ -9,10 +9,10 @@ import { applyPinRule } from '../punch/normalize.js'
 import { type AgentCommand, AgentUsageError } from './agent-command.js'
 
 /**
- * `hajri-agent check-config --config agent.yaml [--json]` (issue 4): every problem with its path,
- * one per line, and exit status 2; or "ok" and what the agent would run with, then any warnings
- * (config-warnings.ts: "warning: path: message" on stderr, exit status still 0). Nothing printed
- * here is a secret: the summary names settings, not credentials.
+ * `hajri-agent check-config --config agent.yaml [--json]` (docs/decisions/0023-agent-yaml-configuration.md):
+ * every problem with its path, one per line, and exit status 2; or "ok" and what the agent would run with,
+ * then any warnings (config-warnings.ts: "warning: path: message" on stderr, exit status still 0). Nothing
+ * printed here is a secret: the summary names settings, not credentials.
  */
 export const checkConfigCommand: AgentCommand = async (args, io) => {
   const { values, positionals } = parseArgs({

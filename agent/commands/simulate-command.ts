@@ -220,7 +220,7 @@ function describePace(p: Pace): string {
 }
 
 /**
- * `hajri-agent simulate` (issue 7): acts as a biometric terminal, over MQTT (QoS 1, a punch counts
+ * `hajri-agent simulate`: acts as a biometric terminal, over MQTT (QoS 1, a punch counts
  * once PUBACKed: for the agent's embedded broker, once it is in the spool), a serial port (one
  * record per line), or ADMS (`--adms URL --serial-number SN`: a ZKTeco/eSSL terminal pushing ATTLOG
  * to the agent's iclock listener, a punch counts once its batch is answered `OK: n`), for demos and

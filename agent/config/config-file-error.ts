@@ -1,6 +1,7 @@
 /**
- * What is wrong with an agent configuration file. Issue 4: "every error with its path"; a bad file
- * gets one message per wrong field, all at once, and the agent does not start.
+ * What is wrong with an agent configuration file: every error with its path, so a bad file gets
+ * one message per wrong field, all at once, and the agent does not start
+ * (docs/decisions/0023-agent-yaml-configuration.md).
  */
 
 /** One thing wrong with the file. */

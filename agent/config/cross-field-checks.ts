@@ -1,13 +1,13 @@
-// One rule for topic filters: the same the broker applies when it starts (inputs/topic-matcher.ts).
+// One rule for topic filters: the same the broker applies when it starts (topic-filter.ts).
 
 import { isLoopbackHost } from '../../shared/loopback-host.js'
 import { isValidTimeZone, parseTimestamp } from '../../shared/time.js'
-import { filtersOverlap, topicFilterProblem } from '../inputs/topic-matcher.js'
 import { parseAddressRange } from './address-range.js'
 import { parseByteSize } from './byte-size.js'
 import type { PathSegment } from './config-file-error.js'
 import { parseListenAddress } from './listen-address.js'
 import type { ProblemList } from './problem-list.js'
+import { filtersOverlap, topicFilterProblem } from './topic-filter.js'
 
 /**
  * The rules a JSON Schema cannot say (or cannot say clearly): one of two fields, unique ids, values

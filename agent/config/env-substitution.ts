@@ -2,9 +2,9 @@ import type { PathSegment } from './config-file-error.js'
 import type { ProblemList } from './problem-list.js'
 
 /**
- * `${NAME}` substitution (DESIGN.md §5, issue 4), done on the parsed document's string values, not
- * on the file's text: a secret holding `: `, `#` or a newline cannot change the YAML's structure,
- * and a value is always substituted as text. A field that wants a number must be written as one
+ * `${NAME}` substitution (docs/decisions/0023-agent-yaml-configuration.md), done on the parsed document's
+ * string values, not on the file's text: a secret holding `: `, `#` or a newline cannot change the YAML's
+ * structure, and a value is always substituted as text. A field that wants a number must be written as one
  * (there is no coercion), so `port: ${PORT}` is refused rather than guessed at.
  *
  * - `${NAME}`: the variable's value; NAME is letters, digits and `_`, not starting with a digit.

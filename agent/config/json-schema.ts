@@ -1,10 +1,10 @@
 import { AgentConfigSchema } from './schema.js'
 
 /**
- * The configuration's JSON Schema as published in deploy/agent.schema.json (issue 4), for editors:
- * a YAML file that starts with `# yaml-language-server: $schema=./agent.schema.json` gets
- * completion, descriptions, defaults and errors as it is typed. Draft-07 is what TypeBox's output
- * conforms to and what editors support best.
+ * The configuration's JSON Schema as published in deploy/agent.schema.json
+ * (docs/decisions/0023-agent-yaml-configuration.md), for editors: a YAML file that starts with
+ * `# yaml-language-server: $schema=./agent.schema.json` gets completion, descriptions, defaults and
+ * errors as it is typed. Draft-07 is what TypeBox's output conforms to and what editors support best.
  *
  * AgentConfigSchema describes the file once its defaults are filled, so a setting with a default
  * is `required` there. Editors see the file as written, where such a setting may be left out: the

@@ -20,8 +20,8 @@ export interface LoadOptions {
 }
 
 /**
- * Reads, checks and completes the agent's configuration (DESIGN.md §5, issue 4), before anything
- * starts (zigbee2mqtt's rule, DESIGN.md §7):
+ * Reads, checks and completes the agent's configuration (docs/decisions/0023-agent-yaml-configuration.md),
+ * before anything starts (zigbee2mqtt's rule, docs/decisions/0033-code-style.md):
  *
  * 1. YAML 1.2 is parsed; syntax errors stop here, with line and column.
  * 2. `${NAME}` in string values is replaced from `env` (env-substitution.ts).

@@ -1,8 +1,8 @@
 /**
  * Fills a document with the `default`s of its JSON Schema: the one place defaults are written
- * (DESIGN.md §5). JSON Schema's meaning, strictly: a default applies to a setting that is absent,
- * and is never merged into one that is present (TypeBox's Value.Default merges object defaults,
- * so `framing: {type: stx-etx}` would gain the line framing's delimiter). ajv's `useDefaults` has
+ * (docs/decisions/0023-agent-yaml-configuration.md). JSON Schema's meaning, strictly: a default applies to a
+ * setting that is absent, and is never merged into one that is present (TypeBox's Value.Default merges object
+ * defaults, so `framing: {type: stx-etx}` would gain the line framing's delimiter). ajv's `useDefaults` has
  * the same meaning but skips the branches of a union (its documented limit), so `framing:
  * {type: line}` would miss its delimiter: here a union's branch is chosen by its tag (`type`), and
  * filled like any other schema.

@@ -5,9 +5,9 @@ import type { ProblemList } from './problem-list.js'
 import { AgentConfigSchema } from './schema.js'
 
 /**
- * Checks a configuration document against AgentConfigSchema (DESIGN.md §5) and reports every wrong
- * field at once, each at its path, in words for the IT staff who wrote the file. The cloud does
- * the same for request bodies (cloud/validation.ts); the agent keeps its own copy because its
+ * Checks a configuration document against AgentConfigSchema (docs/decisions/0023-agent-yaml-configuration.md)
+ * and reports every wrong field at once, each at its path, in words for the IT staff who wrote the file. The
+ * cloud does the same for request bodies (cloud/validation.ts); the agent keeps its own copy because its
  * readers are people editing YAML, not API clients, and agent/ does not import cloud/.
  */
 

@@ -2,9 +2,10 @@ import { type Static, Type } from '@sinclair/typebox'
 import { StringEnum } from '../../shared/schema-helpers.js'
 
 /**
- * The agent's configuration (DESIGN.md §5): one YAML file, checked against this schema before
- * anything starts. Defaults live here and nowhere else. Names may be added, never changed: IT staff
- * have files written against them. `agent.schema.json` is generated from this (`hajri-agent schema`).
+ * The agent's configuration (docs/decisions/0023-agent-yaml-configuration.md): one YAML file, checked against
+ * this schema before anything starts. Defaults live here and nowhere else. Names may be added, never changed:
+ * IT staff have files written against them. `agent.schema.json` is generated from this
+ * (`hajri-agent schema`).
  */
 
 const Id = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' })
@@ -397,3 +398,6 @@ export type AdmsConfig = NonNullable<AgentConfig['adms']>
 export type PinRuleConfig = Static<typeof PinRule>
 
 export type DeviceConfig = AgentConfig['devices'][number]
+
+/** How a frame reached the agent: a device has a section per transport, each naming its record format. */
+export type Transport = 'mqtt' | 'serial' | 'adms'

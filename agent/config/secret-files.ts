@@ -2,11 +2,11 @@ import { constants } from 'node:fs'
 import { access, readFile, stat } from 'node:fs/promises'
 
 /**
- * The `...File` settings (DESIGN.md §5): a secret kept in a file of its own (mode 0600, a systemd
- * credential, a Docker or Kubernetes secret) instead of in the configuration. Messages say what is
- * wrong with the file, without its content or even its name: writing `passwordFile: <the password>`
- * instead of `password:` is an easy slip, and the name would then be the secret. The problem's path
- * and line say which setting it is.
+ * The `...File` settings (docs/development/architecture.md#configuration): a secret kept in a file of its own
+ * (mode 0600, a systemd credential, a Docker or Kubernetes secret) instead of in the configuration. Messages
+ * say what is wrong with the file, without its content or even its name: writing
+ * `passwordFile: <the password>` instead of `password:` is an easy slip, and the name would then be
+ * the secret. The problem's path and line say which setting it is.
  */
 
 /** A secret is a password or a client secret: a file bigger than this is the wrong file. */

@@ -4,10 +4,10 @@ import type { ProblemList } from './problem-list.js'
 import { checkReadableFile, type FileResult, readSecretFile } from './secret-files.js'
 
 /**
- * The files a configuration names: `...File` secrets, read now (DESIGN.md §5), and TLS files, only
- * checked now so that a wrong path stops the agent before it starts rather than when a device
- * connects. A relative path is relative to the configuration file's directory, not to wherever
- * the agent was started from (systemd starts it in /).
+ * The files a configuration names: `...File` secrets, read now
+ * (docs/development/architecture.md#configuration), and TLS files, only checked now so that a wrong path
+ * stops the agent before it starts rather than when a device connects. A relative path is relative to the
+ * configuration file's directory, not to wherever the agent was started from (systemd starts it in /).
  */
 
 type Mapping = Record<string, unknown>

@@ -1,7 +1,8 @@
 import type { DevicePunch, FrameParse } from '../punch/device-punch.js'
 
 /**
- * DESIGN.md §5 MQTT payload: `{"employeeCode": "E001", "punchType": "IN", "punchedAt": "..."}`;
+ * The MQTT JSON payload (docs/decisions/0030-mqtt-json-payload.md):
+ * `{"employeeCode": "E001", "punchType": "IN", "punchedAt": "..."}`;
  * `status` may stand for punchType; punchedAt may be local time or absent. A frame may hold one
  * object, an array of them, or (serial) one per line. Other fields are ignored: devices add their own.
  */

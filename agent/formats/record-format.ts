@@ -1,5 +1,4 @@
-import type { DeviceConfig } from '../config/schema.js'
-import type { Transport } from '../intake/punch-sink.js'
+import type { DeviceConfig, Transport } from '../config/schema.js'
 import type { FrameParse } from '../punch/device-punch.js'
 import { csvPunchParser } from './csv-punch.js'
 import { parseJsonPunches } from './json-punch.js'

@@ -1,6 +1,7 @@
 import type { DevicePunch, FrameParse } from '../punch/device-punch.js'
 
-// DESIGN.md §5: PIN \t YYYY-MM-DD HH:mm:ss \t status \t verify \t workcode ... (ZKTeco/eSSL ATTLOG).
+// ZKTeco/eSSL ATTLOG (docs/decisions/0028-zk-attlog-and-status-codes.md):
+// PIN \t YYYY-MM-DD HH:mm:ss \t status \t verify \t workcode ...
 const TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/
 /**
  * Longer than any record a terminal writes (twelve fields with a base64 GPS extension stay under a

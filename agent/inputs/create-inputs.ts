@@ -1,5 +1,6 @@
-import type { Component, InputContext } from '../gateway.js'
+import type { Component } from '../component.js'
 import { AdmsInput } from './adms/adms-input.js'
+import type { InputContext } from './input-context.js'
 import { MqttEmbeddedInput } from './mqtt-embedded-input.js'
 import { MqttExternalInput } from './mqtt-external-input.js'
 import { SerialInput } from './serial-input.js'

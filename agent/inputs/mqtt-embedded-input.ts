@@ -54,12 +54,12 @@ const NO_PASSWORD = sha256('\u0000no user\u0000')
 type Outcome = { ok: true } | { ok: false; err: unknown }
 
 /**
- * The embedded MQTT broker (issue 4, "MQTT, embedded"): devices publish punches to the agent itself.
+ * The embedded MQTT broker: devices publish punches to the agent itself.
  *
- * DESIGN.md §5: a punch is PUBACKed only once durable. In aedes, `authorizePublish` is the one hook
- * that runs before the PUBACK (lib/handlers/publish.js runs authorizePublish, then enqueuePublish,
- * which writes the PUBACK), so the punch is handed to the sink there and the callback called only
- * when `accept` has resolved.
+ * A punch is PUBACKed only once durable (docs/decisions/0024-ack-after-fsync.md). In aedes,
+ * `authorizePublish` is the one hook that runs before the PUBACK (lib/handlers/publish.js runs
+ * authorizePublish, then enqueuePublish, which writes the PUBACK), so the punch is handed to the sink there
+ * and the callback called only when `accept` has resolved.
  *
  * When `accept` fails (SpoolFullError, or any other error) the callback gets the error. aedes then
  * sends no PUBACK and closes the connection (nextBatch → client 'error' → _onError); MQTT 3.1.1

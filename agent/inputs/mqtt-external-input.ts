@@ -24,16 +24,17 @@ export interface MqttExternalInputOptions {
 }
 
 /**
- * The agent as a client of the site's broker (issue 4, "MQTT, external").
+ * The agent as a client of the site's broker.
  *
  * - A persistent session: fixed clientId, `clean: false`, MQTT 3.1.1. (With MQTT 5 a session would
  *   also need a Session Expiry Interval, or the broker would drop it at disconnect.) The broker
  *   keeps QoS 1 punches for the agent while it is away and resends unacknowledged ones when it
  *   comes back (MQTT 3.1.1 §4.4). deploy/mosquitto.conf lists the settings this relies on.
- * - DESIGN.md §5: the PUBACK is sent when mqtt.js's `handleMessage` callback is called
- *   (handlers/publish.js: handleMessage(packet, cb) → cb → _sendPacket(puback)), so the callback is
- *   called only once `accept` has resolved. mqtt.js handles one incoming packet at a time and waits
- *   for that callback before the next, so punches are stored one after another, in order.
+ * - The PUBACK only once durable (docs/decisions/0024-ack-after-fsync.md): it is sent when mqtt.js's
+ *   `handleMessage` callback is called (handlers/publish.js: handleMessage(packet, cb) → cb →
+ *   _sendPacket(puback)), so the callback is called only once `accept` has resolved. mqtt.js handles one
+ *   incoming packet at a time and waits for that callback before the next, so punches are stored one after
+ *   another, in order.
  * - When `accept` fails (SpoolFullError, or any other error) the callback is never called: no
  *   PUBACK, and the connection is dropped. Calling it with an error would send no PUBACK either but
  *   keep the connection, and the broker resends an unacknowledged message only on a new

@@ -19,7 +19,7 @@ class OnceSet {
 /**
  * What the two MQTT inputs say about punches they could not or would not store, said once per
  * condition rather than once per message: a device whose punches are refused resends them, and a
- * line per resend would bury the one line that matters (DESIGN.md §5: "raises an alarm").
+ * line per resend would bury the one line that matters (an alarm: docs/decisions/0027-nothing-dropped.md).
  */
 export class MqttInputLog {
   private refusing: SpoolFullError | undefined

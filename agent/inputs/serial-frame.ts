@@ -1,5 +1,5 @@
 /**
- * What a framer makes of a serial device's byte stream (issue 4, Inputs → Serial): the frames to
+ * What a framer makes of a serial device's byte stream: the frames to
  * hand to the intake, and what could not be a frame, counted and logged but never read as punches.
  */
 export type SerialFrame =
@@ -22,7 +22,7 @@ export type SerialFrame =
 /** Longest frame kept: ATTLOG and JSON records are well under 1 KiB. */
 export const DEFAULT_MAX_FRAME_BYTES = 4096
 
-/** How many bytes of a bad frame or of noise are kept for the log (issue 4: "hex, truncated"). */
+/** How many bytes of a bad frame or of noise are kept for the log, in hex. */
 export const SAMPLE_BYTES = 64
 
 /** A run of bytes that is counted in full but only sampled, so memory stays bounded. */

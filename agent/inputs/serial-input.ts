@@ -65,14 +65,15 @@ const DEFAULT_REOPEN: SerialBackoff = { initialMs: 500, maxMs: 30_000 }
 const DEFAULT_SPOOL_RETRY: SerialBackoff = { initialMs: 250, maxMs: 5_000 }
 
 /**
- * One serial device (issue 4, Inputs → Serial): opens its port, frames the bytes, and hands each
+ * One serial device: opens its port, frames the bytes, and hands each
  * frame to the sink, one at a time and in order. While the sink works (a slow disk), stream
  * backpressure pauses the port, so what waits in memory is bounded by the stream buffers; beyond
  * them bytes wait in the OS's tty buffer. A serial device cannot be asked to send again, so a frame
- * the spool refuses is held and retried, never dropped (DESIGN.md §5: nothing is dropped). When the
+ * the spool refuses is held and retried, never dropped (docs/decisions/0027-nothing-dropped.md). When the
  * port vanishes (an unplugged USB adapter) it is reopened with backoff until stop(). Frames that
  * cannot be frames (too long, cut off) are counted and logged with the device id and their first
- * bytes in hex; they never stop the device. The constructor does no I/O (DESIGN.md §7).
+ * bytes in hex; they never stop the device. The constructor does no I/O
+ * (docs/development/architecture.md#style).
  */
 export class SerialInput {
   private readonly log: Logger
@@ -298,7 +299,8 @@ export class SerialInput {
       case 'malformed': {
         this.counts.malformedFrames++
         const error = describeMalformed(item.reason, item.length, this.maxFrameBytes)
-        // The same fields as the intake's 'malformed frame' log (issue 4: device id, hex, truncated).
+        // The same fields as the intake's 'malformed frame' log: device id, hex, truncated
+        // (docs/decisions/0027-nothing-dropped.md).
         this.log.warn({ error, bytes: item.length, frame: item.sample.toString('hex') }, 'malformed frame')
         this.options.events.emit('frameMalformed', { deviceId: this.options.deviceId, error })
         // Kept in dead letters as well (its first bytes: the frame itself was never held whole).

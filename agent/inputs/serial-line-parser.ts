@@ -11,7 +11,7 @@ export interface SerialLineParserOptions {
 }
 
 /**
- * Line framing (issue 4: "framing: a line delimiter"): bytes in, SerialFrame objects out. A CR
+ * Line framing: bytes in, SerialFrame objects out. A CR
  * before the delimiter is dropped (the schema promises it, and devices send CR-LF). Empty lines
  * carry nothing and are skipped. What is left when the stream ends was cut off (a disconnect) and
  * comes out as a partial frame, so the next port's bytes are never glued to it.

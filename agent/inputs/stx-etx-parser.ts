@@ -11,7 +11,7 @@ export interface StxEtxParserOptions {
 }
 
 /**
- * STX/ETX framing (issue 4: "framing: ... or STX/ETX"): bytes in, SerialFrame objects out. Bytes
+ * STX/ETX framing: bytes in, SerialFrame objects out. Bytes
  * outside STX..ETX are noise, counted and sampled; a run of noise is reported when a frame starts,
  * when the stream ends, or every maxFrameBytes, so a garbled line (a wrong baud rate) cannot flood
  * the log. An STX before the ETX means the previous frame lost its end: it is reported as

@@ -1,12 +1,13 @@
 import type { DeviceConfig } from '../config/schema.js'
+import { filtersOverlap, levelsMatch, topicFilterProblem } from '../config/topic-filter.js'
 
 /**
- * Which device a punch topic belongs to (issue 4: "Topics map to devices with wildcards"), with
+ * Which device a punch topic belongs to, by topic filters with wildcards, with
  * MQTT 3.1.1 §4.7 semantics: `+` is exactly one level (possibly empty), `#` is the rest of the topic
  * including its parent level, and a topic starting with `$` is never matched by a filter whose first
  * level is a wildcard (§4.7.2). One topic must belong to one device: filters that a single topic
  * could match both of are refused when the matcher is built, since picking one silently would file
- * one device's punches under another's id (and into its punch ids, DESIGN.md §5).
+ * one device's punches under another's id (and into its punch ids, docs/decisions/0025-punch-id.md).
  */
 
 /** Where in the configuration a filter is wrong, and why (reported like other config errors). */
@@ -27,63 +28,6 @@ export class TopicFilterError extends Error {
 export interface TopicRoute {
   deviceId: string
   filter: string
-}
-
-/** Why a topic filter is not valid MQTT (§4.7.1, §4.7.3), or undefined. */
-export function topicFilterProblem(filter: string): string | undefined {
-  if (filter.length === 0) return 'must not be empty (MQTT 3.1.1 §4.7.3)'
-  if (Buffer.byteLength(filter, 'utf8') > 65_535) return 'must be at most 65535 bytes (MQTT 3.1.1 §4.7.3)'
-  if (filter.includes('\u0000')) return 'must not contain a NUL character (MQTT 3.1.1 §4.7.3)'
-  const levels = filter.split('/')
-  for (const [i, level] of levels.entries()) {
-    // §4.7.1.2: '#' stands alone in the last level; §4.7.1.3: '+' stands alone in its level.
-    if (level.includes('#') && (level !== '#' || i !== levels.length - 1))
-      return 'is not a topic filter: # must be a whole level and the last one (MQTT 3.1.1 §4.7.1.2)'
-    if (level.includes('+') && level !== '+') {
-      return 'is not a topic filter: + must be a whole level, e.g. punches/+ (MQTT 3.1.1 §4.7.1.3)'
-    }
-  }
-  return undefined
-}
-
-const isWildcard = (level: string | undefined) => level === '+' || level === '#'
-
-/** §4.7.2: a filter starting with a wildcard never matches a `$` topic (e.g. $SYS/...). */
-function dollarExcluded(filterFirst: string | undefined, topicFirst: string | undefined): boolean {
-  return isWildcard(filterFirst) && topicFirst?.startsWith('$') === true
-}
-
-/** Whether `topic` (a topic name, no wildcards) matches `filter` (§4.7.1). */
-export function topicMatches(filter: string, topic: string): boolean {
-  return levelsMatch(filter.split('/'), topic.split('/'))
-}
-
-function levelsMatch(filter: readonly string[], topic: readonly string[]): boolean {
-  if (dollarExcluded(filter[0], topic[0])) return false
-  for (let i = 0; i < filter.length; i++) {
-    const level = filter[i]
-    // §4.7.1.2: "sport/#" also matches "sport", so '#' matches even when the topic has ended.
-    if (level === '#') return true
-    if (i >= topic.length) return false
-    if (level !== '+' && level !== topic[i]) return false
-  }
-  return filter.length === topic.length
-}
-
-/** Whether some topic name matches both filters. */
-export function filtersOverlap(a: string, b: string): boolean {
-  const x = a.split('/')
-  const y = b.split('/')
-  if (dollarExcluded(x[0], y[0]) || dollarExcluded(y[0], x[0])) return false
-  for (let i = 0; ; i++) {
-    const p = x[i]
-    const q = y[i]
-    if (p === undefined && q === undefined) return true
-    if (p === '#' || q === '#') return true
-    if (p === undefined || q === undefined) return false
-    if (p === '+' || q === '+') continue
-    if (p !== q) return false
-  }
 }
 
 /** Every problem with the MQTT device topics of a configuration, with its config path. */

@@ -1,13 +1,13 @@
 import type { Logger } from 'pino'
 import { formatServerTime, nowMicros, parseTimestamp } from '../../shared/time.js'
-import type { AgentConfig, DeviceConfig } from '../config/schema.js'
+import type { AgentConfig, DeviceConfig, Transport } from '../config/schema.js'
 import type { EventBus } from '../events.js'
 import { type RecordFormat, recordFormat } from '../formats/record-format.js'
 import { type NormalizeContext, normalizePunch } from '../punch/normalize.js'
 import type { SpooledPunch } from '../punch/spooled-punch.js'
 import type { DeadLetters, NewDeadLetter } from '../spool/dead-letters.js'
 import type { Spool } from '../spool/spool.js'
-import type { AcceptSummary, PunchSink, Transport } from './punch-sink.js'
+import type { AcceptSummary, PunchSink } from './punch-sink.js'
 import { RecentPunchIds } from './recent-punch-ids.js'
 
 /** How much of a bad frame goes into logs (hex) and dead letters (text). */
@@ -26,10 +26,10 @@ interface Device {
 }
 
 /**
- * Frames to punches to the spool (DESIGN.md §5): each frame is read with its device's record
- * format, each record made a punch in the device's time zone, and the lot stored durably; what
- * cannot be read or is implausible goes to dead letters instead, so nothing is dropped. A bad frame
- * never stops its device.
+ * Frames to punches to the spool (docs/development/architecture.md#data-flow-in-the-agent): each frame is
+ * read with its device's record format, each record made a punch in the device's time zone, and the lot
+ * stored durably; what cannot be read or is implausible goes to dead letters instead, so nothing is dropped.
+ * A bad frame never stops its device.
  */
 export class PunchIntake implements PunchSink {
   private readonly devices = new Map<string, Device>()

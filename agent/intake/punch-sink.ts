@@ -1,5 +1,4 @@
-/** How a frame reached the agent: each device names a record format per transport. */
-export type Transport = 'mqtt' | 'serial' | 'adms'
+import type { Transport } from '../config/schema.js'
 
 /** What became of a frame's records. */
 export interface AcceptSummary {

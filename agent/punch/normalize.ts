@@ -4,7 +4,10 @@ import type { DevicePunch } from './device-punch.js'
 import { punchId } from './punch-id.js'
 import type { DeadLetterReason, SpooledPunch } from './spooled-punch.js'
 
-/** DESIGN.md §5: the ZKTeco/eSSL status codes, unless a device maps them otherwise. */
+/**
+ * The ZKTeco/eSSL status codes, unless a device maps them otherwise
+ * (docs/decisions/0028-zk-attlog-and-status-codes.md).
+ */
 export const DEFAULT_STATUS_MAP: Readonly<Record<string, 'IN' | 'OUT'>> = {
   '0': 'IN', // check-in
   '1': 'OUT', // check-out

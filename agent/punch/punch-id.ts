@@ -11,8 +11,8 @@ const sha256Hex: (text: string) => string =
     : (text) => crypto.createHash('sha256').update(text).digest('hex')
 
 /**
- * DESIGN.md §5: the punch id is a hash of (deviceId, employeeCode, punchedAt, punchType), so a
- * device that sends its log again, or an agent that forwards a chunk twice after a crash, never
+ * The punch id (docs/decisions/0025-punch-id.md) is a hash of (deviceId, employeeCode, punchedAt, punchType),
+ * so a device that sends its log again, or an agent that forwards a chunk twice after a crash, never
  * makes a duplicate: the cloud dedupes on it as externalId. The instant is used, not its spelling.
  */
 export function punchId(

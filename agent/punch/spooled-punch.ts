@@ -1,4 +1,7 @@
-/** A punch the agent has made sense of and keeps until the cloud has it (DESIGN.md §5). */
+/**
+ * A punch the agent has made sense of and keeps until the cloud has it
+ * (docs/development/architecture.md#the-agents-guarantees).
+ */
 export interface SpooledPunch {
   /** Deterministic (see punch-id.ts): the cloud's externalId and Idempotency-Key. */
   id: string

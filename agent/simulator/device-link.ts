@@ -1,5 +1,5 @@
 /**
- * How the simulated device reaches the agent (issue 7): an MQTT connection or a serial port. A record
+ * How the simulated device reaches the agent: an MQTT connection or a serial port. A record
  * counts as delivered when `send` resolves: on its PUBACK over MQTT (for the agent's embedded broker,
  * that means durable in the spool), once handed to the operating system over serial (a serial line
  * has no acknowledgement).

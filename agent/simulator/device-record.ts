@@ -15,7 +15,10 @@ export const FORMAT_RESOLUTION_MICROS: Readonly<Record<SimulatorFormat, number>>
   csv: 1_000_000,
 }
 
-/** ZKTeco/eSSL status codes (DESIGN.md §5): 0 check-in, 1 check-out; the agent's default statusMap. */
+/**
+ * ZKTeco/eSSL status codes (docs/decisions/0028-zk-attlog-and-status-codes.md): 0 check-in, 1 check-out;
+ * the agent's default statusMap.
+ */
 const ZK_STATUS = { IN: 0, OUT: 1 } as const
 /** ATTLOG's verify mode (1: fingerprint) and work code (0: none), as a terminal fills them. */
 const ZK_VERIFY = 1
@@ -41,14 +44,15 @@ export function localWallTime(at: number, timeZone: string): string {
 export function deviceRecord(punch: ScriptedPunch, format: SimulatorFormat, timeZone: string): string {
   switch (format) {
     case 'json':
-      // DESIGN.md §5 MQTT payload.
+      // The MQTT JSON payload (docs/decisions/0030-mqtt-json-payload.md).
       return JSON.stringify({
         employeeCode: punch.employeeCode,
         punchType: punch.punchType,
         punchedAt: formatInZone(punch.at, timeZone),
       })
     case 'zk-attlog':
-      // DESIGN.md §5: PIN \t YYYY-MM-DD HH:mm:ss \t status \t verify \t workcode.
+      // ZKTeco/eSSL ATTLOG (docs/decisions/0028-zk-attlog-and-status-codes.md):
+      // PIN \t YYYY-MM-DD HH:mm:ss \t status \t verify \t workcode.
       return [
         punch.employeeCode,
         localWallTime(punch.at, timeZone),

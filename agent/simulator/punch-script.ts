@@ -28,12 +28,12 @@ interface EmployeeState {
 }
 
 /**
- * Which punch the simulated device makes next (issue 7, `hajri-agent simulate`): an employee picked
- * at random, alternating IN, OUT, IN... per employee, dated now (to the whole second, as a terminal
- * shows it).
+ * Which punch the simulated device makes next (`hajri-agent simulate`): an employee picked at random,
+ * alternating IN, OUT, IN... per employee, dated now (to the whole second, as a terminal shows it;
+ * docs/decisions/0061-simulator-punch-times.md).
  *
- * The agent's punch id is a hash of (device, employee, instant, direction) (DESIGN.md §5), so two
- * punches of one employee in the same second and direction would be one punch to the agent and the
+ * The agent's punch id is a hash of (device, employee, instant, direction) (docs/decisions/0025-punch-id.md),
+ * so two punches of one employee in the same second and direction would be one punch to the agent and the
  * cloud, and a load test would count punches that are not there. So each employee's punches are
  * strictly later than the one before: an employee who already punched in this second is dated a
  * step later (a millisecond in JSON, a second in formats that only have seconds), and employees

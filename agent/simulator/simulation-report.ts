@@ -23,7 +23,7 @@ export interface SimulationTotals {
 }
 
 /**
- * What `hajri-agent simulate` prints on stdout (issue 7): a line per punch once it is delivered (or
+ * What `hajri-agent simulate` prints on stdout: a line per punch once it is delivered (or
  * has failed), progress lines instead at high rates, and the totals at the end. In JSON every
  * object has an `event` ("punch", "progress", "summary"); `acknowledged` means PUBACKed over MQTT
  * and written to the port over serial, which has no acknowledgement.

@@ -45,7 +45,7 @@ export interface SimulationResult {
 }
 
 /**
- * The simulated device's run (issue 7): makes punches at the pace asked, hands them to the link,
+ * The simulated device's run: makes punches at the pace asked, hands them to the link,
  * counts what is delivered, and ends when `count` is reached, a punch cannot be delivered, or it is
  * stopped. It never leaves a punch behind silently: punches still in flight at the end are waited
  * for, and those given up on are counted as not delivered.

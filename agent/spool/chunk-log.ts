@@ -54,12 +54,13 @@ const MAX_CHUNKS_PER_COMMIT = 32
 export const FILE_CONCURRENCY = 16
 
 /**
- * An append-only log of bounded, immutable chunk files (DESIGN.md §5), written through lowdb with
- * DurableJsonFile. Appends that arrive while a commit is being written share the next one (group
- * commit): their items go into as few chunk files as fit, each fsynced, then the directory once,
- * and every caller hears back only then. Chunks are read one at a time and removed whole, so memory
- * holds the index, never the backlog. A chunk that cannot be read back has its intact items
- * salvaged into new chunks, is moved to quarantine/ and reported; the others carry on.
+ * An append-only log of bounded, immutable chunk files
+ * (docs/development/architecture.md#the-agents-guarantees), written through lowdb with DurableJsonFile.
+ * Appends that arrive while a commit is being written share the next one (group commit): their items go into
+ * as few chunk files as fit, each fsynced, then the directory once, and every caller hears back only then.
+ * Chunks are read one at a time and removed whole, so memory holds the index, never the backlog. A chunk that
+ * cannot be read back has its intact items salvaged into new chunks, is moved to quarantine/ and reported;
+ * the others carry on.
  */
 export class ChunkLog<T> {
   private readonly chunks = new ChunkIndex()
@@ -212,7 +213,8 @@ export class ChunkLog<T> {
   }
 
   /**
-   * Issue 8: a damaged chunk must not take the punches that can still be read with it. Every intact
+   * A damaged chunk must not take the punches that can still be read with it
+   * (docs/development/architecture.md#the-agents-guarantees). Every intact
    * item in the file (isIntact) is appended again, durably, as new chunks at the end of the log,
    * and only then is the file moved to quarantine/: a crash in between finds the file again and
    * salvages it twice, whose copies the cloud dedupes by punch id. If the append fails (a full

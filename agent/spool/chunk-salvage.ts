@@ -1,11 +1,11 @@
 /**
- * What can still be read out of a chunk file that no longer parses (issue 8, "a corrupted spool
- * chunk"). A chunk is `{"kind":…,"items":[{…},{…}]}`: each item is a JSON object of its own, so a
- * broken frame, garbage appended, a torn end or a damaged record in the middle leaves the records
- * around it whole. They are found by trying every `{` as the start of an object: the balanced text
- * from there is parsed and kept if `isItem` accepts it, and the search resumes after it; anything
- * else moves on to the next `{`. Each attempt starts outside any string, so a stray quote in the
- * damage spoils only the attempts that begin before it.
+ * What can still be read out of a chunk file that no longer parses, a corrupted spool chunk
+ * (docs/development/architecture.md#the-agents-guarantees). A chunk is `{"kind":…,"items":[{…},{…}]}`: each
+ * item is a JSON object of its own, so a broken frame, garbage appended, a torn end or a damaged record in
+ * the middle leaves the records around it whole. They are found by trying every `{` as the start of an
+ * object: the balanced text from there is parsed and kept if `isItem` accepts it, and the search resumes
+ * after it; anything else moves on to the next `{`. Each attempt starts outside any string, so a stray quote
+ * in the damage spoils only the attempts that begin before it.
  */
 
 export interface SalvageOptions<T> {

@@ -21,7 +21,10 @@ function isDeadLetter(value: unknown): value is DeadLetter {
 
 export type NewDeadLetter = Omit<DeadLetter, 'id' | 'at'>
 
-/** Entries a page of `list` holds by default, and at most (as the cloud's lists, DESIGN.md §2). */
+/**
+ * Entries a page of `list` holds by default, and at most, as the cloud's lists
+ * (docs/development/architecture.md#paging).
+ */
 export const DEAD_LETTER_PAGE_DEFAULT = 50
 export const DEAD_LETTER_PAGE_MAX = 200
 
@@ -53,8 +56,9 @@ function decodeCursor(cursor: string): { seq: number; index: number } {
 
 /**
  * What could not be forwarded: punches the cloud rejected, punches from a device with a wrong
- * clock, frames that could not be read (DESIGN.md §5: nothing is dropped). Kept durably in their
- * own chunk files next to the spool, to be listed, exported, and replayed once the cause is fixed.
+ * clock, frames that could not be read (nothing is dropped: docs/decisions/0027-nothing-dropped.md). Kept
+ * durably in their own chunk files next to the spool, to be listed, exported, and replayed once the cause is
+ * fixed.
  */
 export class DeadLetters {
   private readonly chunks: ChunkLog<DeadLetter>

@@ -15,9 +15,9 @@ export class CorruptFileError extends Error {
 }
 
 /**
- * A lowdb adapter that survives power cuts (DESIGN.md §5): the JSON is written to a temporary file,
- * fsynced, and renamed over the target, so a reader sees the old file or the new one, never half of
- * one. The rename is durable once the directory is fsynced, which the caller does (once for every
+ * A lowdb adapter that survives power cuts (docs/decisions/0024-ack-after-fsync.md): the JSON is written to a
+ * temporary file, fsynced, and renamed over the target, so a reader sees the old file or the new one, never
+ * half of one. The rename is durable once the directory is fsynced, which the caller does (once for every
  * file of a group commit, see syncDirectory).
  */
 export class DurableJsonFile<T> implements Adapter<T> {

@@ -29,9 +29,9 @@ function isPunch(value: unknown): value is SpooledPunch {
 
 /**
  * A punch found in a damaged chunk is stored again only if it is whole: its shape, and its id still
- * the hash of its fields (DESIGN.md §5), so a record altered by the damage (a flipped character in
- * an employee code or a time) is not forwarded as a punch nobody made. It stays in the quarantined
- * file for an operator.
+ * the hash of its fields (docs/decisions/0025-punch-id.md), so a record altered by the damage (a flipped
+ * character in an employee code or a time) is not forwarded as a punch nobody made. It stays in the
+ * quarantined file for an operator.
  */
 function isIntactPunch(value: unknown): value is SpooledPunch {
   if (!isPunch(value)) return false
@@ -48,10 +48,11 @@ export interface SpoolOptions {
 }
 
 /**
- * The durable spool of punches waiting for the cloud (DESIGN.md §5). A punch is acknowledged to
- * its source only after `append` resolves, that is after an fsync. When the spool holds maxBytes,
- * or the disk is full, new punches are refused (their source keeps them: an MQTT device gets no
- * PUBACK) and an alarm is raised; older punches are never deleted to make room.
+ * The durable spool of punches waiting for the cloud
+ * (docs/development/architecture.md#the-agents-guarantees). A punch is acknowledged to its source only after
+ * `append` resolves, that is after an fsync. When the spool holds maxBytes, or the disk is full, new punches
+ * are refused (their source keeps them: an MQTT device gets no PUBACK) and an alarm is raised; older punches
+ * are never deleted to make room.
  */
 export class Spool {
   private readonly chunks: ChunkLog<SpooledPunch>
@@ -122,6 +123,7 @@ export class Spool {
     if (this.full && this.chunks.bytes < this.options.maxBytes) {
       this.options.log.info('spool has room again')
       this.full = undefined
+      this.options.events.emit('spoolHasRoom', { bytes: this.chunks.bytes, maxBytes: this.options.maxBytes })
     }
   }
 

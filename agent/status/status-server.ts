@@ -208,8 +208,8 @@ export class StatusServer {
     app.get('/metrics', async (_request, reply) =>
       reply.type(this.options.metrics.contentType).send(await this.options.metrics.metrics()),
     )
-    // Paged like the cloud's lists (DESIGN.md §2), so that a large pile of dead letters is never
-    // read into the agent's memory, or one response, at once.
+    // Paged like the cloud's lists (docs/development/architecture.md#paging), so that a large pile of dead
+    // letters is never read into the agent's memory, or one response, at once.
     app.get<{ Querystring: DeadLetterQuery }>(
       '/dead-letters',
       {

@@ -62,7 +62,7 @@ export class StatusTracker {
   private readonly recent: [number, number][] = []
   private readonly unsubscribe: (() => void)[] = []
   readonly startedAt = new Date()
-  spoolFullSince: string | null = null
+  private fullSince: string | null = null
 
   constructor(
     devices: { id: string; transports: string[] }[],
@@ -123,21 +123,29 @@ export class StatusTracker {
         this.forwarded += e.count
         this.lastSuccessAtMs = now
         this.recent.push([now, e.count])
-        // Forgotten here too, not only when the status is read: an agent nobody asks about for
-        // months must not keep a record of every batch it sent.
+        // Forgotten here, as batches come: an agent nobody asks about for months must not keep a
+        // record of every batch it sent.
         this.forgetBefore(now - WINDOW_MS)
       }),
       events.on('forwardFailed', (e) => {
         this.lastError = { at: at(), message: e.error, retryInMs: e.retryInMs }
       }),
       events.on('spoolFull', () => {
-        this.spoolFullSince ??= at()
+        this.fullSince ??= at()
+      }),
+      events.on('spoolHasRoom', () => {
+        this.fullSince = null
       }),
     )
   }
 
   stop(): void {
     for (const off of this.unsubscribe.splice(0)) off()
+  }
+
+  /** When the spool began refusing punches; null while it takes them. */
+  get spoolFullSince(): string | null {
+    return this.fullSince
   }
 
   deviceStatuses(): DeviceStatus[] {
@@ -157,8 +165,10 @@ export class StatusTracker {
   }
 
   forwardingStatus(): ForwardingStatus {
-    this.forgetBefore(this.now() - WINDOW_MS)
-    const inWindow = this.recent.reduce((sum, [, count]) => sum + count, 0)
+    // Reading changes nothing: batches older than the window are skipped here, and forgotten when
+    // the next batch is forwarded.
+    const cutoff = this.now() - WINDOW_MS
+    const inWindow = this.recent.reduce((sum, [time, count]) => (time < cutoff ? sum : sum + count), 0)
     const span = Math.max(1000, Math.min(WINDOW_MS, this.now() - this.startedAt.getTime()))
     return {
       forwarded: this.forwarded,

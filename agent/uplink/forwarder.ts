@@ -32,10 +32,10 @@ class Stopped extends Error {}
 const READS_PER_BATCH = 8
 
 /**
- * Spool to cloud (DESIGN.md §5). The spool is walked oldest first, from just after the last chunk
- * taken: consecutive chunks are gathered into one batch of up to `batchSize` punches, so a backlog
- * of tiny chunks (an outage at human pace leaves one punch per group commit) still goes in full
- * batch requests. Only a few batches are in hand at once (see run()), so memory stays flat
+ * Spool to cloud (docs/development/architecture.md#data-flow-in-the-agent). The spool is walked oldest first,
+ * from just after the last chunk taken: consecutive chunks are gathered into one batch of up to `batchSize`
+ * punches, so a backlog of tiny chunks (an outage at human pace leaves one punch per group commit) still goes
+ * in full batch requests. Only a few batches are in hand at once (see run()), so memory stays flat
  * whatever the backlog; while `concurrency` of them are being sent (p-queue), the others are read
  * from disk or have their chunks deleted, so the disk's latency is not added to the cloud's (with
  * one-punch chunks it is as long as a request). A batch's chunks are deleted together (one

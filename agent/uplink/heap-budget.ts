@@ -1,7 +1,7 @@
 /**
  * What the forwarder may hold in its heap, against the heap V8 was given: the service unit caps it
  * (deploy/hajri-agent.service, --max-old-space-size) to keep the agent's RSS low while a backlog
- * drains (issue 4), and a configuration that needs more would end in "JavaScript heap out of
+ * drains, and a configuration that needs more would end in "JavaScript heap out of
  * memory", a restart, and the same again at the same chunks: nothing lost, nothing forwarded.
  * Said once at start, in the log, with what to change.
  */

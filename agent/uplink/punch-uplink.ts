@@ -1,6 +1,8 @@
 import type { Got, Response } from 'got'
+import type { PunchBatchInput, PunchInput } from '../../shared/punch.js'
 import type { SpooledPunch } from '../punch/spooled-punch.js'
 import { serverHintMs } from './backoff.js'
+import { readPunchBatchAnswer } from './punch-batch-answer.js'
 import { RetryableError } from './retryable-error.js'
 import { parseJson, type TokenClient } from './token-client.js'
 
@@ -11,8 +13,8 @@ export type PunchOutcome =
 
 const PUNCHES = 'api/public/v1/attendance/punches'
 
-/** The body the cloud takes for a punch (shared/punch.ts PunchInput). */
-function toInput(punch: SpooledPunch) {
+/** The body the cloud takes for a punch. */
+function toInput(punch: SpooledPunch): PunchInput {
   return {
     employeeCode: punch.employeeCode,
     punchType: punch.punchType,
@@ -34,7 +36,7 @@ function isFinal(status: number): boolean {
 }
 
 /**
- * Sends punches to the cloud (DESIGN.md §5): one on the single endpoint with its id as the
+ * Sends punches to the cloud (docs/decisions/0025-punch-id.md): one on the single endpoint with its id as the
  * Idempotency-Key, more on the batch endpoint. Every punch carries its id as `externalId`, the
  * cloud's permanent dedupe key, so a retry after a lost answer stores nothing twice. A batch gets no
  * Idempotency-Key: the cloud would replay its first answer for a day, and a punch refused then (an
@@ -50,7 +52,7 @@ export class PunchUplink {
     const single = punches.length === 1 ? punches[0] : undefined
     const response = single
       ? await this.post(PUNCHES, toInput(single), single.id, signal)
-      : await this.post(`${PUNCHES}/batch`, { punches: punches.map(toInput) }, undefined, signal)
+      : await this.post(`${PUNCHES}/batch`, batchOf(punches), undefined, signal)
     if (single) {
       if (response.statusCode === 201) return [{ punch: single, accepted: true }]
       if (isFinal(response.statusCode))
@@ -66,18 +68,19 @@ export class PunchUplink {
     throw retryable(response)
   }
 
+  /**
+   * An answer that is not the cloud's batch answer (a proxy's page, a cut-off body) settles nothing:
+   * it throws RetryableError, so the chunk stays in the spool and is sent again.
+   */
   private batchOutcomes(punches: readonly SpooledPunch[], response: Response<string>): PunchOutcome[] {
-    const body = parseJson(response.body)
-    const results = Array.isArray(body?.results) ? (body.results as Record<string, unknown>[]) : []
-    const byIndex = new Map(results.map((r) => [r.index, r]))
+    const read = readPunchBatchAnswer(parseJson(response.body))
+    if (!read.answer) throw new RetryableError(`the batch answer is malformed: ${read.why}`)
+    const byIndex = new Map(read.answer.results.map((r) => [r.index, r]))
     return punches.map((punch, index): PunchOutcome => {
       const result = byIndex.get(index)
       if (result?.status === 'created' || result?.status === 'duplicate') return { punch, accepted: true }
-      if (result?.status === 'rejected' && typeof result.problem === 'object' && result.problem !== null) {
-        const problem = result.problem as Record<string, unknown>
-        if (typeof problem.status === 'number' && isFinal(problem.status))
-          return { punch, accepted: false, problem }
-      }
+      if (result?.status === 'rejected' && result.problem && isFinal(result.problem.status))
+        return { punch, accepted: false, problem: result.problem }
       throw new RetryableError(`the batch answer has no usable result for punch ${index}`)
     })
   }
@@ -85,7 +88,7 @@ export class PunchUplink {
   /** POSTs with the current token; a 401 gets one fresh token and one more try. */
   private async post(
     path: string,
-    json: unknown,
+    json: PunchInput | PunchBatchInput,
     idempotencyKey: string | undefined,
     signal?: AbortSignal,
   ): Promise<Response<string>> {
@@ -110,6 +113,10 @@ export class PunchUplink {
   }
 }
 
+function batchOf(punches: readonly SpooledPunch[]): PunchBatchInput {
+  return { punches: punches.map(toInput) }
+}
+
 function retryable(response: Response<string>): RetryableError {
   const problem = parseJson(response.body)
   const what =
@@ -121,8 +128,8 @@ function retryable(response: Response<string>): RetryableError {
     `the cloud answered ${response.statusCode}${what ? ` (${what})` : ''}`,
     // RateLimit-Reset says when the quota starts again: a reason to wait only once it has run out
     // (429). The cloud sends it on every answer after its rate-limit hook, a 500 included, where
-    // waiting for it stalled forwarding for up to a minute after a database restart (issue 8,
-    // found by the chaos test). Retry-After is the server asking, whatever the status.
+    // waiting for it stalled forwarding for up to a minute after a database restart (found
+    // by the chaos test). Retry-After is the server asking, whatever the status.
     serverHintMs(response.statusCode === 429 ? headers : { 'retry-after': headers['retry-after'] }),
   )
 }

@@ -140,7 +140,8 @@ describe('the agent logger, as JSON lines (not a terminal)', () => {
     expect(leaks(jsonOutput, 'child')).toEqual([])
   })
 
-  // DESIGN.md §5 / agent-logger.ts: "secrets never reach the logs, whatever object carries them".
+  // docs/decisions/0018-no-secrets-in-logs.md and agent-logger.ts: secrets never reach the logs, whatever
+  // object carries them.
   it('redacts secrets given at the top level of a log call', () => {
     expect(leaks(jsonOutput, 'top level')).toEqual([])
   })

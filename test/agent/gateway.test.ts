@@ -8,9 +8,11 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pino from 'pino'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import type { Component } from '../../agent/component.js'
 import type { AgentConfig } from '../../agent/config/schema.js'
 import { EventBus } from '../../agent/events.js'
-import { type Component, Gateway, type InputContext } from '../../agent/gateway.js'
+import { Gateway } from '../../agent/gateway.js'
+import type { InputContext } from '../../agent/inputs/input-context.js'
 import { AdmsDevice } from '../../agent/simulator/adms-device.js'
 import { Spool } from '../../agent/spool/spool.js'
 import type { AgentStatus } from '../../agent/status/agent-status.js'
@@ -19,9 +21,10 @@ import { employee, TEST_ACTOR, TestCloud } from '../support/cloud-harness.js'
 import { startSimulatorTestAgent } from './simulator/simulator-test-agent.js'
 
 /**
- * The agent as composed (DESIGN.md §5, §7): a real Gateway over a spool in a temporary directory,
- * forwarding to a real cloud (TestCloud, listening), its status listener on a free port. Devices
- * are a fake input that hands frames to the gateway's own sink, as serial and MQTT inputs do.
+ * The agent as composed (docs/development/architecture.md#data-flow-in-the-agent): a real Gateway over a
+ * spool in a temporary directory, forwarding to a real cloud (TestCloud, listening), its status listener on a
+ * free port. Devices are a fake input that hands frames to the gateway's own sink, as serial and MQTT inputs
+ * do.
  */
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')

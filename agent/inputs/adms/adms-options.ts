@@ -38,7 +38,8 @@ export function timeZoneOption(timeZone: string, now: number): string {
  * photos and enrolment data are not the agent's business, and each would cost the terminal and
  * the LAN an upload. `OPERLOGStamp` and `ATTPHOTOStamp` of 9999 tell the terminal those logs have
  * been taken, so it does not try to send their history. `Encrypt=None`: the encrypted variant
- * (push 2.4's /iclock/exchange) is not offered; the LAN is the boundary (see the README).
+ * (push 2.4's /iclock/exchange) is not offered; the LAN is the boundary
+ * (see docs/site-agent/push-terminals.md).
  */
 export function handshakeReply(settings: HandshakeSettings): string {
   const lines = [

@@ -22,6 +22,9 @@ interface Entry {
   loggedMs: number | undefined
 }
 
+/** Silent for longer than FORGET_AFTER_MS. */
+const isStale = (entry: Entry, now: number) => now - entry.lastSeenMs > FORGET_AFTER_MS
+
 /**
  * Terminals refused for an unknown serial number, so IT staff see a terminal they forgot to
  * configure (`hajri-agent status` lists them with their address and last contact). Nothing they
@@ -55,9 +58,11 @@ export class UnknownTerminals {
     return true
   }
 
+  /** Reading changes nothing (it is status): the stale are skipped here, forgotten at the next contact. */
   list(): UnknownTerminal[] {
-    this.forgetStale(this.now())
+    const now = this.now()
     return [...this.entries]
+      .filter(([, e]) => !isStale(e, now))
       .map(([serialNumber, e]) => ({
         serialNumber,
         address: e.address,
@@ -70,7 +75,7 @@ export class UnknownTerminals {
 
   private forgetStale(now: number): void {
     for (const [serialNumber, entry] of this.entries) {
-      if (now - entry.lastSeenMs > FORGET_AFTER_MS) this.entries.delete(serialNumber)
+      if (isStale(entry, now)) this.entries.delete(serialNumber)
     }
   }
 }

@@ -8,14 +8,17 @@ import pino from 'pino'
 import { Registry } from 'prom-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { AgentIo } from '../../../agent/commands/agent-command.js'
+import type { Component } from '../../../agent/component.js'
 import { EventBus } from '../../../agent/events.js'
-import { type Component, Gateway, type InputContext } from '../../../agent/gateway.js'
+import { Gateway } from '../../../agent/gateway.js'
+import type { InputContext } from '../../../agent/inputs/input-context.js'
 import { runAgentCli } from '../../../agent/main.js'
 import type { DeadLetter, SpooledPunch } from '../../../agent/punch/spooled-punch.js'
 import { DeadLetters } from '../../../agent/spool/dead-letters.js'
 import { Spool } from '../../../agent/spool/spool.js'
 import { StatusServer } from '../../../agent/status/status-server.js'
 import { formatInZone, nowMicros } from '../../../shared/time.js'
+import { batchAnswer, type ScriptedResult } from '../uplink/batch-answer-fixture.js'
 
 /**
  * `hajri-agent dead-letters list|export|replay`, through a running agent (--url) and, once it is
@@ -74,13 +77,13 @@ class FakeCloud {
           code: 'employee_not_found',
           detail: `No employee ${code}, add them in the directory.`,
         })
-        const outcome = (p: { employeeCode: string }, index: number) => {
+        const outcome = (p: { employeeCode: string }, index: number): ScriptedResult => {
           if (this.unknown.has(p.employeeCode))
             return { index, status: 'rejected', problem: refusal(p.employeeCode) }
           this.accepted.push(p.employeeCode)
           return { index, status: 'created' }
         }
-        if ('punches' in sent) return json(200, { results: sent.punches.map(outcome) })
+        if ('punches' in sent) return json(200, batchAnswer(sent.punches.map(outcome)))
         const result = outcome(sent, 0)
         if (result.status === 'rejected') return json(422, result.problem)
         json(201, {})

@@ -7,11 +7,14 @@ import pino from 'pino'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { AgentIo } from '../../../agent/commands/agent-command.js'
 import { progressBar, renderStatus } from '../../../agent/commands/status-command.js'
+import type { Component } from '../../../agent/component.js'
 import type { AgentConfig } from '../../../agent/config/schema.js'
-import { type Component, Gateway, type InputContext } from '../../../agent/gateway.js'
+import { Gateway } from '../../../agent/gateway.js'
+import type { InputContext } from '../../../agent/inputs/input-context.js'
 import { runAgentCli } from '../../../agent/main.js'
 import type { AgentStatus } from '../../../agent/status/agent-status.js'
 import { formatInZone, nowMicros } from '../../../shared/time.js'
+import { batchAnswer } from '../uplink/batch-answer-fixture.js'
 
 const log = pino({ level: 'silent' })
 
@@ -60,7 +63,7 @@ class FakeCloud {
         const answer = () => {
           if (req.url?.endsWith('/batch')) {
             const { punches } = JSON.parse(Buffer.concat(body).toString()) as { punches: unknown[] }
-            json(200, { results: punches.map((_, index) => ({ index, status: 'created' })) })
+            json(200, batchAnswer(punches.map((_, index) => ({ index, status: 'created' }))))
           } else json(201, {})
         }
         if (this.hold) this.held.push(answer)

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { filtersOverlap as topicFiltersOverlap } from '../../../agent/inputs/topic-matcher.js'
+import { filtersOverlap as topicFiltersOverlap } from '../../../agent/config/topic-filter.js'
 import { byPath, ConfigDir, type Doc, minimalDoc } from './config-fixture.js'
 
 let files: ConfigDir

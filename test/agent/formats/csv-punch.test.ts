@@ -1,6 +1,6 @@
 /**
- * CSV records with a configurable column map (issue 4, Inputs → Serial), read with csv-parse: the
- * device's delimiter, RFC 4180 quotes, one record per line.
+ * CSV records with a configurable column map (docs/decisions/0023-agent-yaml-configuration.md), read with
+ * csv-parse: the device's delimiter, RFC 4180 quotes, one record per line.
  */
 import { describe, expect, it } from 'vitest'
 import { csvPunchParser } from '../../../agent/formats/csv-punch.js'

@@ -1,5 +1,6 @@
 /**
- * JSON punches (DESIGN.md §5): `{"employeeCode": "E001", "punchType": "IN", "punchedAt": "..."}`;
+ * JSON punches (docs/decisions/0030-mqtt-json-payload.md):
+ * `{"employeeCode": "E001", "punchType": "IN", "punchedAt": "..."}`;
  * `status` may stand for punchType; punchedAt may be RFC 3339, local time, or absent. A frame holds
  * one object, an array, or (serial) JSON lines. Other fields are ignored: devices add their own.
  */
@@ -7,7 +8,7 @@ import { describe, expect, it } from 'vitest'
 import { parseJsonPunches } from '../../../agent/formats/json-punch.js'
 
 describe('parseJsonPunches', () => {
-  it('reads the DESIGN.md §5 payload', () => {
+  it('reads the MQTT JSON payload', () => {
     expect(
       parseJsonPunches(
         '{"employeeCode": "E001", "punchType": "IN", "punchedAt": "2026-11-21T09:00:00+05:30"}',

@@ -1,4 +1,7 @@
-/** Which parser a device's frames get (DESIGN.md §5 config: mqtt json | zk-attlog; serial zk-attlog | csv | json). */
+/**
+ * Which parser a device's frames get (docs/decisions/0029-device-kinds-one-intake.md): mqtt json | zk-attlog;
+ * serial zk-attlog | csv | json.
+ */
 import { describe, expect, it } from 'vitest'
 import type { DeviceConfig } from '../../../agent/config/schema.js'
 import { parseJsonPunches } from '../../../agent/formats/json-punch.js'

@@ -1,5 +1,6 @@
 /**
- * ZKTeco/eSSL ATTLOG lines (DESIGN.md §5): `PIN\tYYYY-MM-DD HH:mm:ss\tstatus\tverify\tworkcode...`,
+ * ZKTeco/eSSL ATTLOG lines (docs/decisions/0028-zk-attlog-and-status-codes.md):
+ * `PIN\tYYYY-MM-DD HH:mm:ss\tstatus\tverify\tworkcode...`,
  * status 0 check-in, 1 check-out, 2 break-out, 3 break-in, 4 overtime-in, 5 overtime-out. The format
  * reads the status; mapping it to IN/OUT is normalize's (tested here too, as the pair devices see).
  */

@@ -1,5 +1,5 @@
 /**
- * The embedded broker (issue 4, "MQTT, embedded"; DESIGN.md §5) with real mqtt.js devices and a
+ * The embedded broker (docs/decisions/0024-ack-after-fsync.md) with real mqtt.js devices and a
  * real PunchIntake + Spool on disk: a QoS 1 punch is PUBACKed only once it is durable, a full spool
  * refuses it (no PUBACK) until there is room, and what cannot be read lands in dead letters.
  */
@@ -142,7 +142,9 @@ describe('MqttEmbeddedInput', () => {
   it('acknowledges a malformed payload into dead letters, and the device carries on', async () => {
     const { agent, url } = await setUp()
     const malformed: string[] = []
-    agent.events.on('frameMalformed', (e) => malformed.push(e.deviceId))
+    agent.events.on('frameMalformed', (e) => {
+      malformed.push(e.deviceId)
+    })
     const gate = await device(url)
     await gate.publishAsync('punches/gate-1', '{"employeeCode": "E1", "punchType": ', { qos: 1 })
     await gate.publishAsync('punches/gate-1', Buffer.from([0xff, 0x00, 0xfe]), { qos: 1 })
@@ -162,7 +164,9 @@ describe('MqttEmbeddedInput', () => {
     // Any punch fills a one-byte spool: the first is taken (the spool was empty), the next refused.
     const { agent, url } = await setUp({ maxBytes: 1, log })
     let refusals = 0
-    agent.events.on('spoolFull', () => refusals++)
+    agent.events.on('spoolFull', () => {
+      refusals++
+    })
     const gate = await device(url)
     await gate.publishAsync('punches/gate-1', punchPayload('E1'), { qos: 1 })
 

@@ -1,5 +1,5 @@
 /**
- * Issue 8, Fuzzing: MQTT below the payload, on a raw socket into the embedded broker. A device
+ * Fuzzing: MQTT below the payload, on a raw socket into the embedded broker. A device
  * connects properly, then sends PUBLISH packets a client library would never make (wildcards, NUL,
  * `$SYS` and empty topics, QoS 2, packet id 0, retain, DUP) and packets with bytes changed or cut
  * off. Whatever arrives: the agent does not crash (no uncaught exception, no unhandled rejection),

@@ -1,5 +1,5 @@
 /**
- * The agent as a client of the site's broker (issue 4, "MQTT, external"; "Must show": tests with
+ * The agent as a client of the site's broker (tested with
  * the real Mosquitto in external mode). A persistent session keeps punches while the agent is away;
  * a punch whose accept fails is not acknowledged and comes back after a reconnect; everything ends
  * up in the spool once. Each run uses its own topics and clientIds, and removes its sessions and

@@ -7,10 +7,10 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pino } from 'pino'
-import type { DeviceConfig } from '../../../agent/config/schema.js'
+import type { DeviceConfig, Transport } from '../../../agent/config/schema.js'
 import { type AgentEvents, EventBus } from '../../../agent/events.js'
 import { PunchIntake } from '../../../agent/intake/punch-intake.js'
-import type { AcceptSummary, PunchSink, Transport } from '../../../agent/intake/punch-sink.js'
+import type { AcceptSummary, PunchSink } from '../../../agent/intake/punch-sink.js'
 import type { DeadLetter, SpooledPunch } from '../../../agent/punch/spooled-punch.js'
 import { DeadLetters } from '../../../agent/spool/dead-letters.js'
 import { Spool } from '../../../agent/spool/spool.js'
@@ -59,7 +59,9 @@ export async function startTestAgent(
     log: silentLog,
   })
   const deviceStates: AgentEvents['deviceState'][] = []
-  events.on('deviceState', (event) => deviceStates.push(event))
+  events.on('deviceState', (event) => {
+    deviceStates.push(event)
+  })
   return {
     dir,
     spool,
@@ -87,7 +89,10 @@ export function mqttDevice(id: string, topic: string, format: 'json' | 'zk-attlo
 
 let minute = 0
 
-/** A valid DESIGN.md §5 JSON punch, minutes in the past (each call a different minute, so a new id). */
+/**
+ * A valid MQTT JSON punch (docs/decisions/0030-mqtt-json-payload.md), minutes in the past (each call a
+ * different minute, so a new id).
+ */
 export function punchPayload(employeeCode = 'E001', punchType: 'IN' | 'OUT' = 'IN'): string {
   minute += 1
   const at = nowMicros() - minute * 60_000_000

@@ -1,8 +1,9 @@
 /**
- * Issue 4, Must show: SerialInput through a real pseudo-terminal pair from socat, with the real
+ * SerialInput through a real pseudo-terminal pair from socat, with the real
  * serialport bindings, into a real PunchIntake and Spool. Killing socat makes the port vanish like
- * an unplugged USB adapter; restarting it with the same link names brings it back (DESIGN.md §6:
- * skipped with a reason when socat is absent, failed under HAJRI_TEST_REQUIRE_ALL=1).
+ * an unplugged USB adapter; restarting it with the same link names brings it back
+ * (docs/decisions/0031-real-components-in-tests.md: skipped with a reason when socat is absent, failed under
+ * HAJRI_TEST_REQUIRE_ALL=1).
  */
 import { type FileHandle, mkdtemp, open, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -42,7 +43,9 @@ describe.skipIf(socat.skipReason !== undefined)(
       const log = silentLog()
       const { events, states } = recordEvents(log)
       const spooled: AgentEvents['punchesSpooled'][] = []
-      events.on('punchesSpooled', (e) => spooled.push(e))
+      events.on('punchesSpooled', (e) => {
+        spooled.push(e)
+      })
       const spool = new Spool({ dir: join(dir, 'spool'), maxBytes: 1 << 30, chunkPunches: 100, log, events })
       const deadLetters = new DeadLetters({ dir: join(dir, 'dead-letters'), log })
       await spool.start()

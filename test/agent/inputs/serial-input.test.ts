@@ -1,8 +1,9 @@
 /**
- * SerialInput through @serialport/binding-mock (DESIGN.md §6: SerialPortMock from `serialport`, so
- * the binding instance is shared). Issue 4, Inputs → Serial: line and STX/ETX framing, a malformed
+ * SerialInput through @serialport/binding-mock (docs/decisions/0031-real-components-in-tests.md:
+ * SerialPortMock from `serialport`, so the binding instance is shared). Line and STX/ETX framing, a malformed
  * frame counted and logged with the device id and hex, reopening with backoff when the port
- * disappears, and (DESIGN.md §5) nothing dropped: a full spool holds the frame, it is not lost.
+ * disappears, and nothing dropped (docs/decisions/0027-nothing-dropped.md): a full spool holds the frame, it
+ * is not lost.
  */
 import { SerialPortMock } from 'serialport'
 import { afterEach, describe, expect, it, vi } from 'vitest'

@@ -1,5 +1,5 @@
 /**
- * Line framing (issue 4: "framing: a line delimiter"; schema: "\r before it is dropped"). The
+ * Line framing (schema: "\r before it is dropped"). The
  * properties: however the bytes are chunked the frames are the same, and every byte that is not a
  * delimiter or a dropped CR ends up in a frame or a malformed record, never silently lost.
  */

@@ -1,5 +1,5 @@
 /**
- * STX/ETX framing (issue 4: "framing: ... or STX/ETX"; schema: "Records between STX (0x02) and ETX
+ * STX/ETX framing (schema: "Records between STX (0x02) and ETX
  * (0x03)"). Bytes outside are noise, counted; an unterminated or oversize frame is malformed; the
  * result does not depend on how the bytes were chunked, and no byte is silently lost.
  */

@@ -7,10 +7,11 @@ import { finished } from 'node:stream/promises'
 import fc from 'fast-check'
 import { type Logger, pino } from 'pino'
 import { SerialPortMock, type SerialPortMockOpenOptions } from 'serialport'
+import type { Transport } from '../../../agent/config/schema.js'
 import { type AgentEvents, EventBus } from '../../../agent/events.js'
 import type { SerialFrame } from '../../../agent/inputs/serial-frame.js'
 import type { SerialSettings } from '../../../agent/inputs/serial-input.js'
-import type { AcceptSummary, PunchSink, Transport } from '../../../agent/intake/punch-sink.js'
+import type { AcceptSummary, PunchSink } from '../../../agent/intake/punch-sink.js'
 
 export function serialSettings(path: string, overrides: Partial<SerialSettings> = {}): SerialSettings {
   return {
@@ -101,8 +102,12 @@ export function recordEvents(log: Logger = silentLog()) {
   const events = new EventBus(log)
   const states: AgentEvents['deviceState'][] = []
   const malformed: AgentEvents['frameMalformed'][] = []
-  events.on('deviceState', (e) => states.push(e))
-  events.on('frameMalformed', (e) => malformed.push(e))
+  events.on('deviceState', (e) => {
+    states.push(e)
+  })
+  events.on('frameMalformed', (e) => {
+    malformed.push(e)
+  })
   return { events, states, malformed }
 }
 

@@ -91,7 +91,9 @@ describe('the zone of a device clock', () => {
 
   it('reports how far the device clock is from the agent, on the punch just made', async () => {
     const spooled: AgentEvents['punchesSpooled'][] = []
-    events.on('punchesSpooled', (e) => spooled.push(e))
+    events.on('punchesSpooled', (e) => {
+      spooled.push(e)
+    })
     const sink = intake({ id: 'pune', timezone: 'Asia/Kolkata', clockFloor: '2020-01-01T00:00:00Z' }, [
       mqttDevice('gate-1'),
     ])

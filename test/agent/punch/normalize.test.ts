@@ -115,7 +115,7 @@ describe('punch time', () => {
 })
 
 describe('punch type', () => {
-  it('maps ZKTeco status codes 0..5 by DESIGN.md §5 unless told otherwise', () => {
+  it('maps ZKTeco status codes 0..5 by default unless told otherwise', () => {
     expect(DEFAULT_STATUS_MAP).toEqual({
       '0': 'IN',
       '1': 'OUT',

@@ -1,10 +1,10 @@
 /**
- * What a well-formed record in the agent's spool and dead letters is (issue 8: "no input produces
- * ... a stored malformed record"), for the fuzz tests of the serial and MQTT inputs. A spooled punch
+ * What a well-formed record in the agent's spool and dead letters is (no input may leave
+ * a malformed record stored), for the fuzz tests of the serial and MQTT inputs. A spooled punch
  * is one the cloud can take as it is: the body the forwarder makes of it (agent/uplink/punch-uplink.ts)
  * passes the cloud's own PunchInput validation, its time is a real instant within the plausible
- * window, and its id is the hash of what it says (DESIGN.md §5). A dead letter says which device,
- * why, and keeps what it was (the punch, or at most 1,024 characters of the frame).
+ * window, and its id is the hash of what it says (docs/decisions/0025-punch-id.md). A dead letter says which
+ * device, why, and keeps what it was (the punch, or at most 1,024 characters of the frame).
  */
 
 import { punchId } from '../../../agent/punch/punch-id.js'

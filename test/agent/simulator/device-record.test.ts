@@ -1,5 +1,5 @@
 /**
- * Issue 7, `hajri-agent simulate`: what the simulated device writes is read by the agent's own
+ * `hajri-agent simulate`: what the simulated device writes is read by the agent's own
  * parsers (agent/formats/) and normalisation (agent/punch/normalize.ts) as the same employee,
  * direction and instant it was made from, in every format, for times and zones fast-check picks.
  */
@@ -22,7 +22,7 @@ import { parseTimestamp } from '../../../shared/time.js'
 const PARSERS: Record<SimulatorFormat, (frame: string) => FrameParse> = {
   json: parseJsonPunches,
   'zk-attlog': parseZkAttlog,
-  // The column map the README gives IT staff for the simulator's CSV.
+  // The column map docs/site-agent/simulator.md gives IT staff for the simulator's CSV.
   csv: csvPunchParser({ ...SIMULATOR_CSV_COLUMNS }),
 }
 
@@ -54,7 +54,7 @@ const instant = (format: SimulatorFormat) =>
 const steadyZone = fc.constantFrom('Asia/Kolkata', 'UTC', 'Asia/Kathmandu', 'Asia/Dubai', 'Asia/Tokyo')
 
 describe('deviceRecord', () => {
-  it('writes the DESIGN.md §5 JSON payload, ATTLOG and CSV lines', () => {
+  it('writes the MQTT JSON payload, ATTLOG and CSV lines', () => {
     const punch: ScriptedPunch = {
       employeeCode: 'E001',
       punchType: 'OUT',

@@ -1,7 +1,8 @@
 /**
- * Issue 7: which punch the simulated device makes next. Each employee alternates IN, OUT, IN...
- * from IN; employees are picked at random; and no two punches of one employee share a time, so the
- * agent's punch id (a hash of device, employee, instant and direction) never makes two punches one.
+ * Which punch the simulated device makes next (docs/decisions/0061-simulator-punch-times.md). Each employee
+ * alternates IN, OUT, IN... from IN; employees are picked at random; and no two punches of one employee share
+ * a time, so the agent's punch id (a hash of device, employee, instant and direction) never makes two punches
+ * one.
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'

@@ -1,8 +1,8 @@
 /**
- * Issue 7: `hajri-agent simulate --mqtt` against other brokers than the plain embedded one: the
+ * `hajri-agent simulate --mqtt` against other brokers than the plain embedded one: the
  * agent's broker over TLS (mqtts://), and Mosquitto with a subscriber that must receive every punch
- * as the DESIGN.md §5 JSON payload. Each is skipped with a reason when its tool or service is absent
- * (failed under HAJRI_TEST_REQUIRE_ALL=1 for Mosquitto).
+ * as the MQTT JSON payload (docs/decisions/0030-mqtt-json-payload.md). Each is skipped with a reason when its
+ * tool or service is absent (failed under HAJRI_TEST_REQUIRE_ALL=1 for Mosquitto).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -85,7 +85,7 @@ const mosquitto = await mosquittoAvailability()
 describe.skipIf(mosquitto.skipReason !== undefined)(
   `simulate --mqtt against Mosquitto${mosquitto.skipReason ? ` (skipped: ${mosquitto.skipReason})` : ''}`,
   () => {
-    it('publishes each punch at QoS 1 as the DESIGN.md §5 JSON payload; a subscriber gets them all', async () => {
+    it('publishes each punch at QoS 1 as the MQTT JSON payload; a subscriber gets them all', async () => {
       const topic = uniqueName('hajri-simulate')
       // The address may carry credentials: those go to --username and --password-file.
       const broker = new URL(MOSQUITTO_URL)

@@ -1,5 +1,5 @@
 /**
- * Issue 7: `hajri-agent simulate --serial` on one end of a socat pseudo-terminal pair, a real agent
+ * `hajri-agent simulate --serial` on one end of a socat pseudo-terminal pair, a real agent
  * (Gateway, serial input with the real serialport bindings, spool on disk) on the other: every punch
  * written lands in the spool as the employee, direction and time printed, in each format the agent
  * reads from serial. Skipped with a reason without socat; failed under HAJRI_TEST_REQUIRE_ALL=1.
@@ -83,7 +83,7 @@ describe.skipIf(socat.skipReason !== undefined)(
       expect(await agent.deadLettered()).toEqual([])
     })
 
-    it('writes CSV with the column map the README gives, in the time zone the device has', async () => {
+    it('writes CSV with the column map docs/site-agent/simulator.md gives, in the time zone the device has', async () => {
       const { agent, pty } = await agentOnPty(
         { timezone: 'UTC' },
         { format: 'csv', csv: { columns: { ...SIMULATOR_CSV_COLUMNS } } },

@@ -1,8 +1,8 @@
 /**
- * Issue 8, "a corrupted spool chunk": a damaged chunk file is quarantined, and every punch record in
- * it that is still whole is salvaged into the spool first, so damage to a chunk's frame (its JSON
- * around the records) or to one record loses nothing else. salvageItems alone, then through the
- * Spool and DeadLetters as the agent uses them.
+ * A corrupted spool chunk (docs/development/architecture.md#the-agents-guarantees): a damaged chunk file is
+ * quarantined, and every punch record in it that is still whole is salvaged into the spool first, so damage
+ * to a chunk's frame (its JSON around the records) or to one record loses nothing else. salvageItems alone,
+ * then through the Spool and DeadLetters as the agent uses them.
  */
 import { mkdir, mkdtemp, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -19,7 +19,7 @@ import { Spool } from '../../../agent/spool/spool.js'
 import { parseTimestamp } from '../../../shared/time.js'
 import { allDeadLetters } from './all-dead-letters.js'
 
-/** A punch as the agent makes it: its id is the hash of its fields (DESIGN.md §5). */
+/** A punch as the agent makes it: its id is the hash of its fields (docs/decisions/0025-punch-id.md). */
 function punch(i: number): SpooledPunch {
   const punchedAt = `2026-11-20T${String(8 + (i % 10)).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}:00+05:30`
   const employeeCode = `E${String(i).padStart(4, '0')}`

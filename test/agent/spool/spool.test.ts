@@ -25,13 +25,13 @@ function punch(i: number): SpooledPunch {
 
 describe('spool', () => {
   let dir: string
-  const open = async (options: { maxBytes?: number; chunkPunches?: number } = {}) => {
+  const open = async (options: { maxBytes?: number; chunkPunches?: number; events?: EventBus } = {}) => {
     const spool = new Spool({
       dir,
       maxBytes: options.maxBytes ?? 1 << 30,
       chunkPunches: options.chunkPunches ?? 100,
       log,
-      events: new EventBus(log),
+      events: options.events ?? new EventBus(log),
     })
     await spool.start()
     return spool
@@ -116,13 +116,22 @@ describe('spool', () => {
   })
 
   it('refuses new punches at its size cap, keeps the old ones, and takes punches again once there is room', async () => {
-    const spool = await open({ maxBytes: 1, chunkPunches: 10 })
+    const events = new EventBus(log)
+    const said: string[] = []
+    events.on('spoolFull', () => {
+      said.push('full')
+    })
+    events.on('spoolHasRoom', () => {
+      said.push('room')
+    })
+    const spool = await open({ maxBytes: 1, chunkPunches: 10, events })
     await spool.append([punch(1)])
     await expect(spool.append([punch(2)])).rejects.toBeInstanceOf(SpoolFullError)
     expect(spool.full).toBeInstanceOf(SpoolFullError)
     expect((await all(spool)).map((p) => p.id)).toEqual([punch(1).id])
     await spool.remove([...spool.pending()])
     expect(spool.full).toBeUndefined()
+    expect(said).toEqual(['full', 'room'])
     await spool.append([punch(3)])
     expect(spool.stats().items).toBe(1)
   })

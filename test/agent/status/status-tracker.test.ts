@@ -195,6 +195,16 @@ describe('following and stopping', () => {
     expect(tracker.spoolFullSince).toBe(iso(first))
   })
 
+  it('forgets the date once the spool has room, so the next refusal is dated afresh', () => {
+    events.emit('spoolFull', { bytes: 10, maxBytes: 10 })
+    clock += 5000
+    events.emit('spoolHasRoom', { bytes: 5, maxBytes: 10 })
+    expect(tracker.spoolFullSince).toBeNull()
+    clock += 5000
+    events.emit('spoolFull', { bytes: 10, maxBytes: 10 })
+    expect(tracker.spoolFullSince).toBe(iso(clock))
+  })
+
   it('stops following the bus when stopped', () => {
     tracker.stop()
     events.emit('punchesForwarded', { count: 5 })

@@ -103,7 +103,9 @@ describe('forwarding to a real cloud', () => {
       backoff: FAST,
     })
     const failures: { error: string; retryInMs: number }[] = []
-    events.on('forwardFailed', (e) => failures.push(e))
+    events.on('forwardFailed', (e) => {
+      failures.push(e)
+    })
     stops.push(async () => {
       await forwarder.stop()
       client.close()
@@ -251,6 +253,42 @@ describe('forwarding to a real cloud', () => {
     await until(() => failures.length >= 1)
     expect(failures[0]?.retryInMs).toBeGreaterThanOrEqual(7000)
     expect(failures[0]?.error).toContain('429')
+  })
+
+  it('keeps the chunk when a 200 to a batch is not a batch answer, and sends it again', async () => {
+    // Something between the agent and the cloud answers 200 with a body of its own: nothing in it
+    // says what the cloud stored, so nothing may leave the spool.
+    let answered = 0
+    const impostor = createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      if (req.url?.includes('oauth/token')) {
+        res.end(JSON.stringify({ access_token: 'hja_x', token_type: 'Bearer', expires_in: 3600 }))
+        return
+      }
+      answered++
+      res.end(
+        JSON.stringify({
+          results: [
+            { index: 0, status: 'created' },
+            { index: 1, status: 'created' },
+          ],
+        }),
+      )
+    })
+    await new Promise<void>((resolve) => impostor.listen(0, '127.0.0.1', resolve))
+    stops.push(() => new Promise((resolve) => impostor.close(() => resolve())))
+    const { spool, deadLetters, forwarder, failures } = await agent(
+      `http://127.0.0.1:${(impostor.address() as { port: number }).port}`,
+      { chunkPunches: 1 },
+    )
+    await spool.append([punch(450)])
+    await spool.append([punch(451)])
+    forwarder.start()
+    await until(() => failures.length >= 2)
+    expect(answered).toBeGreaterThanOrEqual(2)
+    expect(failures[0]?.error).toContain('the batch answer is malformed')
+    expect(spool.stats()).toMatchObject({ items: 2, chunks: 2 })
+    expect(await allDeadLetters(deadLetters)).toEqual([])
   })
 
   it('gets a new token once the cloud refuses the old one, and carries on', async () => {

@@ -1,5 +1,5 @@
 /**
- * Issue 8, found by the chaos test (test/e2e/chaos-postgres.test.ts): after PostgreSQL restarted,
+ * Found by the chaos test (test/system/e2e/chaos-postgres.test.ts): after PostgreSQL restarted,
  * the agent waited up to a minute before it tried again. hajri-cloud's rate-limit hook puts
  * RateLimit-Reset (the seconds until the credential's quota starts again) on every answer after
  * it, a 500 included, and the agent took it as the wait the cloud asked for. RateLimit-Reset is a
@@ -16,7 +16,7 @@ import { PunchUplink } from '../../../agent/uplink/punch-uplink.js'
 import { RetryableError } from '../../../agent/uplink/retryable-error.js'
 import { TokenClient } from '../../../agent/uplink/token-client.js'
 
-/** The rate-limit headers hajri-cloud sends with every authenticated answer (cloud/plugins/rate-limit.ts). */
+/** The rate-limit headers hajri-cloud sends with every authenticated answer (cloud/http/rate-limit.ts). */
 const RATE_LIMIT_HEADERS = {
   'ratelimit-limit': '1000',
   'ratelimit-remaining': '999',

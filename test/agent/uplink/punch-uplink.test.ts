@@ -7,6 +7,7 @@ import { createHttpClient } from '../../../agent/uplink/http-client.js'
 import { PunchUplink } from '../../../agent/uplink/punch-uplink.js'
 import { RetryableError } from '../../../agent/uplink/retryable-error.js'
 import { TokenClient } from '../../../agent/uplink/token-client.js'
+import { batchAnswer } from './batch-answer-fixture.js'
 
 const log = pino({ level: 'silent' })
 const SINGLE = '/api/public/v1/attendance/punches'
@@ -175,9 +176,11 @@ describe('several punches: the batch endpoint', () => {
   it('posts them together, each with its id as externalId and no Idempotency-Key', async () => {
     const punches = [punch(1), punch(2), punch(3)]
     cloud.answers.push((r, res) =>
-      send(res, 200, {
-        results: r.json.punches.map((_: unknown, index: number) => ({ index, status: 'created' })),
-      }),
+      send(
+        res,
+        200,
+        batchAnswer(r.json.punches.map((_: unknown, index: number) => ({ index, status: 'created' }))),
+      ),
     )
     expect(await uplink.send(punches)).toEqual(punches.map((p) => ({ punch: p, accepted: true })))
     const [request] = cloud.punchRequests()
@@ -197,14 +200,16 @@ describe('several punches: the batch endpoint', () => {
     const invalid = problem(400, 'validation_failed', 'This punch is not valid; see errors.')
     // Results out of order: they are matched by index, not by position.
     cloud.answers.push((_r, res) =>
-      send(res, 200, {
-        results: [
+      send(
+        res,
+        200,
+        batchAnswer([
           { index: 3, status: 'rejected', problem: invalid },
           { index: 0, status: 'created' },
           { index: 2, status: 'duplicate' },
           { index: 1, status: 'rejected', problem: unknown },
-        ],
-      }),
+        ]),
+      ),
     )
     expect(await uplink.send(punches)).toEqual([
       { punch: punches[0], accepted: true },
@@ -215,18 +220,56 @@ describe('several punches: the batch endpoint', () => {
   })
 
   it('trusts no answer that leaves a punch without a usable result: the whole batch is tried again', async () => {
-    cloud.answers.push((_r, res) => send(res, 200, { results: [{ index: 0, status: 'created' }] }))
+    cloud.answers.push((_r, res) => send(res, 200, batchAnswer([{ index: 0, status: 'created' }])))
     expect((await rejection(uplink.send([punch(1), punch(2)]))).message).toContain('punch 1')
     // A rejection the cloud calls temporary is not a reason to park the punch.
     cloud.answers.push((_r, res) =>
-      send(res, 200, {
-        results: [
+      send(
+        res,
+        200,
+        batchAnswer([
           { index: 0, status: 'created' },
           { index: 1, status: 'rejected', problem: problem(503, 'unavailable', 'later') },
-        ],
-      }),
+        ]),
+      ),
     )
     await rejection(uplink.send([punch(1), punch(2)]))
+  })
+
+  it.each([
+    ['without its summary', '{"results":[{"index":0,"status":"created"},{"index":1,"status":"created"}]}'],
+    [
+      'with a status it does not know',
+      JSON.stringify(batchAnswer([{ index: 0, status: 'stored' as never }])),
+    ],
+    [
+      'with a refusal whose problem is not one',
+      JSON.stringify(batchAnswer([{ index: 0, status: 'rejected', problem: { status: 422 } }])),
+    ],
+    ['that is a page, not JSON', '<html><body>Gateway login</body></html>'],
+    ['that is cut off', JSON.stringify(batchAnswer([{ index: 0, status: 'created' }])).slice(0, 40)],
+  ])('settles nothing on a 200 %s: the whole batch is tried again', async (_what, body) => {
+    cloud.answers.push((_r, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body))
+    const error = await rejection(uplink.send([punch(1), punch(2)]))
+    expect(error.message).toContain('the batch answer is malformed')
+  })
+
+  it('reads an answer with fields this agent does not know (a newer cloud)', async () => {
+    const answer = batchAnswer([
+      { index: 0, status: 'created' },
+      { index: 1, status: 'duplicate' },
+    ])
+    cloud.answers.push((_r, res) =>
+      send(res, 200, {
+        ...answer,
+        results: answer.results.map((r) => ({ ...r, note: 'new' })),
+        cursor: 'new too',
+      }),
+    )
+    expect(await uplink.send([punch(1), punch(2)])).toEqual([
+      { punch: punch(1), accepted: true },
+      { punch: punch(2), accepted: true },
+    ])
   })
 
   it('sends each punch alone when the batch as a whole is refused with a 400', async () => {

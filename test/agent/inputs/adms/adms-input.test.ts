@@ -154,7 +154,9 @@ describe('attendance uploads', () => {
   it('stores a resent batch again under the same punch ids, and counts the resend', async () => {
     const r = await start()
     const resent: number[] = []
-    r.agent.events.on('punchesResent', (e) => resent.push(e.count))
+    r.agent.events.on('punchesResent', (e) => {
+      resent.push(e.count)
+    })
     const body = `${attlogLine('E001', wall(10), 0)}\n${attlogLine('E002', wall(9), 1)}\n`
     expect((await upload(r, body)).body).toBe('OK: 2')
     expect((await upload(r, body)).body).toBe('OK: 2')

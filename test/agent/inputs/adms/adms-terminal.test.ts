@@ -158,7 +158,9 @@ describe('a terminal pushing to the agent', () => {
   it('sends everything again after a stamp reset, which is stored under the same ids and counted as resent', async () => {
     const r = await rig()
     const resent: number[] = []
-    r.agent.events.on('punchesResent', (e) => resent.push(e.count))
+    r.agent.events.on('punchesResent', (e) => {
+      resent.push(e.count)
+    })
     const device = await terminal(r, { batchSize: 10 })
     await Promise.all(Array.from({ length: 25 }, (_, i) => device.punch({ pin: `E${i}`, status: i % 2 })))
     const first = await r.agent.punches()

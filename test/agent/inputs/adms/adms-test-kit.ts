@@ -67,7 +67,9 @@ export async function startAdmsRig(
     }),
   )
   const requests: AgentEvents['admsRequest'][] = []
-  agent.events.on('admsRequest', (e) => requests.push(e))
+  agent.events.on('admsRequest', (e) => {
+    requests.push(e)
+  })
   const make = () =>
     new AdmsInput({
       config: { ...ADMS_DEFAULTS, ...options.config },
