@@ -10,13 +10,11 @@ import Fastify, {
   LogController,
 } from 'fastify'
 import type { Redis } from 'ioredis'
-import type { LoggerOptions } from 'pino'
 import { pooledRandomBytes } from '../shared/random-pool.js'
 import { nowMicros } from '../shared/time.js'
 import type { CloudConfig } from './config.js'
 import type { DatabaseHandle } from './db/database.js'
 import { auditConsoleRoutes } from './features/audit/console-routes.js'
-import { consoleOrigin } from './features/console-auth/session-guard.js'
 import { consoleSessionRoutes } from './features/console-auth/session-routes.js'
 import { consoleUserRoutes } from './features/console-auth/user-routes.js'
 import { apiKeyConsoleRoutes } from './features/credentials/console-routes.js'
@@ -34,7 +32,9 @@ import { WebhookDispatcher } from './features/webhooks/dispatcher.js'
 import { webhookEndpointRoutes } from './features/webhooks/endpoint-routes.js'
 import { webhookEventTypeRoute } from './features/webhooks/event-type-route.js'
 import { WebhookSender } from './features/webhooks/webhook-sender.js'
-import { DEFAULT_WEBHOOK_SETTINGS } from './features/webhooks/webhook-settings.js'
+import { registerRateLimit } from './http/rate-limit.js'
+import { consoleOrigin } from './http/session-guard.js'
+import { loggerOptions } from './logger-options.js'
 import authPlugin from './plugins/auth.js'
 import { refuseUndeclaredBodies } from './plugins/bodyless-routes.js'
 import browserOriginPlugin from './plugins/browser-origin.js'
@@ -44,11 +44,11 @@ import errorsPlugin, { frameworkErrors } from './plugins/errors.js'
 import hostHeaderPlugin from './plugins/host-header.js'
 import jsonBodyPlugin from './plugins/json-body.js'
 import openapiPlugin from './plugins/openapi.js'
-import { registerRateLimit } from './plugins/rate-limit.js'
 import securityHeadersPlugin, { applySecurityHeaders } from './plugins/security-headers.js'
-import { type ServerTimeouts, serverTimeoutOptions, serverTimeouts } from './plugins/server-timeouts.js'
 import staticConsolePlugin from './plugins/static-console.js'
 import { createServices, type Services } from './services.js'
+import { type ServerTimeouts, serverTimeoutOptions, serverTimeouts } from './settings/server-timeouts.js'
+import { DEFAULT_WEBHOOK_SETTINGS } from './settings/webhook-settings.js'
 import { validatorCompiler } from './validation.js'
 
 export interface RouteRecord {
@@ -105,60 +105,12 @@ export interface AppOptions {
   dispatchWebhooks?: boolean
   /** Console sign-in requests a minute from one address; by default SIGN_INS_PER_IP_PER_MINUTE. */
   signInsPerIpPerMinute?: number
-  /** Slow-client timeouts in ms, over config's (tests use short ones); see server-timeouts.ts. */
+  /** Slow-client timeouts in ms, over config's (tests use short ones); see settings/server-timeouts.ts. */
   serverTimeouts?: Partial<ServerTimeouts>
 }
 
 /** Requests a minute one admin token may make: far above what a person or a script needs. */
 export const CONSOLE_REQUESTS_PER_MINUTE = 600
-
-// DESIGN.md §3: secrets never reach the logs, whatever a request or an error carries.
-export const REDACT_PATHS = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  '*.headers.authorization',
-  '*.headers.cookie',
-  'res.headers["set-cookie"]',
-  '*.password',
-  '*.adminPassword',
-  '*.currentPassword',
-  '*.newPassword',
-  '*.temporaryPassword',
-  '*.csrfToken',
-  '*.key',
-  '*.clientSecret',
-  '*.client_secret',
-  '*.access_token',
-  '*.token',
-  '*.secret',
-]
-
-// Query parameters whose values are never logged, should a client put a credential in a URL
-// (RFC 6750 §2.3 allows access_token there; we do not accept it, but must not log it either).
-const SECRET_PARAMETER =
-  /([?&](?:access_token|token|client_secret|secret|api_key|apikey|key|password)=)[^&#]*/gi
-
-/** A request as the logs show it: method, URL with secret parameters censored, addresses. */
-function requestForLog(request: {
-  method?: string
-  url?: string
-  host?: string
-  ip?: string
-  socket?: { remotePort?: number }
-}) {
-  return {
-    method: request.method,
-    url: request.url?.replace(SECRET_PARAMETER, '$1[redacted]'),
-    host: request.host,
-    remoteAddress: request.ip,
-    remotePort: request.socket?.remotePort,
-  }
-}
-
-/** pino options for every Hajri cloud process: level, secrets redacted. */
-export function loggerOptions(level: string): LoggerOptions {
-  return { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, serializers: { req: requestForLog } }
-}
 
 /**
  * The OAuth endpoints check client secrets, so they are limited against guessing: per address,
@@ -179,11 +131,12 @@ function requestId(req: { headers: Record<string, string | string[] | undefined>
 
 /**
  * HAJRI_TRUST_PROXY as Fastify takes it. A hop count trusts that many proxies nearest to us, as
- * documented (README, deploy/Caddyfile) and as Express reads one. Fastify 5.12 trusts nothing for a
- * number ("fail closed"), so behind the compose file's Caddy (HAJRI_TRUST_PROXY=1) every client had
- * Caddy's address: one sign-in and token-endpoint limit, and one lockout, for everyone, and the
- * audit log naming the proxy (found by the issue 8 security suite). Passed as a function, the count
- * means what it says; it is only safe where nothing but the proxies can reach us, as the README says.
+ * documented (docs/operators/production.md#tls-the-proxy-and-hajri_trust_proxy, deploy/Caddyfile) and as
+ * Express reads one. Fastify 5.12 trusts nothing for a number ("fail closed"), so behind the compose file's
+ * Caddy (HAJRI_TRUST_PROXY=1) every client had Caddy's address: one sign-in and token-endpoint limit, and one
+ * lockout, for everyone, and the audit log naming the proxy (found by the security tests). Passed as a
+ * function, the count means what it says; it is only safe where nothing but the proxies can reach us
+ * (docs/operators/production.md#tls-the-proxy-and-hajri_trust_proxy).
  */
 export function trustProxyOption(value: CloudConfig['trustProxy']): FastifyServerOptions['trustProxy'] {
   if (typeof value !== 'number') return value
@@ -191,7 +144,10 @@ export function trustProxyOption(value: CloudConfig['trustProxy']): FastifyServe
   return (_address: string, hop: number) => hop < hops
 }
 
-/** Builds the cloud app: plugins, then one route plugin per feature (DESIGN.md §1, §7). */
+/**
+ * Builds the cloud app: plugins, then one route plugin per feature
+ * (docs/development/architecture.md#cloud-layers).
+ */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config, database } = options
   const now = options.now ?? nowMicros
@@ -218,7 +174,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       applySecurityHeaders(request, reply, origin)
       frameworkErrors(err, request, reply)
     },
-    // Slow clients are cut off (issue 8, OWASP API4): see server-timeouts.ts.
+    // Slow clients are cut off (OWASP API4:2023): see settings/server-timeouts.ts.
     ...serverTimeoutOptions(timeouts),
   }
   if (options.logger === false) serverOptions.logger = false
@@ -241,7 +197,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       })
     }
   })
-  // A route that declares no body takes none (issue 8, OWASP API3): see bodyless-routes.ts.
+  // A route that declares no body takes none (OWASP API3:2023): see bodyless-routes.ts.
   app.addHook('onRoute', refuseUndeclaredBodies)
   // Idempotency-Key is refused, never ignored, where a route does not honour it: see unhonoured-key.ts.
   app.addHook('onRoute', refuseUnhonouredIdempotencyKeys)
@@ -251,10 +207,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(errorsPlugin)
   await app.register(hostHeaderPlugin)
-  // Every answer's security headers (issue 8, OWASP API8), errors and the console's files included.
+  // Every answer's security headers (OWASP API8:2023), errors and the console's files included.
   await app.register(securityHeadersPlugin, { origin })
   await app.register(jsonBodyPlugin)
-  // The console's session cookie (issue 6); parsed onRequest, before any authentication.
+  // The console's session cookie (docs/decisions/0045-console-sessions.md); parsed onRequest, before any
+  // authentication.
   await app.register(cookiePlugin)
   await app.register(dbPlugin, { database, closeOnStop: options.closeDatabase ?? true })
   await app.register(openapiPlugin)
@@ -280,7 +237,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       await api.register(browserOriginPlugin)
       await api.register(authPlugin, { authenticator: services.authenticator })
       // Right after authentication, before the body is read: a client over its limit costs nothing
-      // more. (DESIGN.md §2 says preHandler; onRequest keeps the same order and saves the parsing.)
+      // more. Registered onRequest rather than preHandler: the same order, and the parsing saved
+      // (docs/decisions/0038-rate-limit-in-onrequest.md).
       await registerRateLimit(api, rateLimitStore('hajri-rl-api:'), {
         hook: 'onRequest',
         keyGenerator: (request) => request.auth.credential.rateLimitKey,
@@ -291,10 +249,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
     { prefix: '/api/public/v1' },
   )
-  // The event catalog is the same for everyone and secret to no one: no credential (issue 5).
+  // The event catalog is the same for everyone and secret to no one: no credential
+  // (docs/decisions/0051-public-event-catalog.md).
   await app.register(webhookEventTypeRoute, { prefix: '/api/public/v1' })
   // The console's sign-in: its own scope, before the administration API's, since signing in needs
-  // no credential (issue 6). The routes share the /api/console/v1 prefix.
+  // no credential. The routes share the /api/console/v1 prefix.
   await app.register(consoleSessionRoutes, {
     prefix: '/api/console/v1',
     sessions: services.consoleSessions,
@@ -342,7 +301,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
     { prefix: '/api/oauth' },
   )
-  // The web console's files (issue 6): a single-page app on the administration API above.
+  // The web console's files: a single-page app on the administration API above.
   await app.register(staticConsolePlugin)
 
   // Expired idempotency keys, long-expired tokens, ended console sessions and old sign-in failures

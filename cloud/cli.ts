@@ -21,8 +21,8 @@ import { serverCommands } from './commands/server-commands.js'
 import { tenantCommands } from './commands/tenant-commands.js'
 import { userCommands } from './commands/user-commands.js'
 import { webhookCommands } from './commands/webhook-commands.js'
-import { ConfigError } from './config.js'
 import { CsvFormatError } from './features/employees/employee-csv.js'
+import { ConfigError } from './settings/config-error.js'
 
 export type { CliIo } from './commands/command-context.js'
 
@@ -57,7 +57,8 @@ Usage:
   hajri-cloud deliveries replay --tenant ID --endpoint ID --since 2026-11-20T00:00:00+05:30
 
 Every command but serve takes --json for output that scripts can read.
-The database comes from HAJRI_DATABASE_URL (default sqlite:./data/hajri.db); see the README.`
+The database comes from HAJRI_DATABASE_URL (default sqlite:./data/hajri.db);
+see docs/operators/configuration.md.`
 
 const COMMANDS: Record<string, Command> = {
   ...serverCommands,

@@ -1,13 +1,14 @@
 import { parseDuration } from '../shared/duration.js'
 import { isLoopbackHost } from '../shared/loopback-host.js'
-import { parseDatabaseUrl } from './db/database-url.js'
-import { DEFAULT_IDEMPOTENCY_MAX_BYTES_PER_CREDENTIAL } from './features/idempotency/service.js'
+import { ConfigError } from './settings/config-error.js'
+import { parseDatabaseUrl } from './settings/database-url.js'
+import { DEFAULT_IDEMPOTENCY_MAX_BYTES_PER_CREDENTIAL } from './settings/idempotency-limits.js'
+import { DEFAULT_SERVER_TIMEOUTS } from './settings/server-timeouts.js'
 import {
   DEFAULT_WEBHOOK_SETTINGS,
   parseRetrySchedule,
   type WebhookSettings,
-} from './features/webhooks/webhook-settings.js'
-import { DEFAULT_SERVER_TIMEOUTS } from './plugins/server-timeouts.js'
+} from './settings/webhook-settings.js'
 
 /**
  * hajri-cloud is configured by environment variables only (twelve-factor), so the same image runs
@@ -43,14 +44,14 @@ export interface CloudConfig {
   consoleRateLimit: number
   /** Bytes of stored Idempotency-Key responses one credential may keep within their 24 hours. */
   idempotencyMaxBytesPerCredential: number
-  /** Encrypts webhook signing secrets at rest (32 bytes, base64); see secret-key.ts. */
+  /** Encrypts webhook signing secrets at rest (32 bytes, base64); see db/secret-key.ts. */
   secretKey: string | undefined
   secretKeyFile: string | undefined
   webhooks: WebhookSettings
   /**
-   * Slow clients (issue 8, OWASP API4), in seconds: the request line and headers, the whole request,
+   * Slow clients (OWASP API4:2023), in seconds: the request line and headers, the whole request,
    * a connection with no traffic, an idle keep-alive connection. Unset: the defaults of
-   * cloud/plugins/server-timeouts.ts (15, 60, 120 and 72 s).
+   * cloud/settings/server-timeouts.ts (15, 60, 120 and 72 s).
    */
   headersTimeoutSeconds?: number | undefined
   requestTimeoutSeconds?: number | undefined
@@ -59,13 +60,6 @@ export interface CloudConfig {
 }
 
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/hajri.db'
-
-export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`)
-    this.name = 'ConfigError'
-  }
-}
 
 function integer(
   env: NodeJS.ProcessEnv,

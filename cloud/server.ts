@@ -1,9 +1,10 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { buildApp } from './app.js'
-import { type CloudConfig, ConfigError } from './config.js'
+import type { CloudConfig } from './config.js'
 import { openDatabase } from './db/database.js'
 import { migrateToLatest } from './db/migrate.js'
 import { openRedis } from './db/redis.js'
+import { ConfigError } from './settings/config-error.js'
 
 export interface RunningServer {
   app: FastifyInstance
@@ -72,7 +73,7 @@ export async function startServer(config: CloudConfig, log: FastifyBaseLogger): 
 }
 
 /**
- * The usual reasons a listen fails, said in terms of the setting to change (issue 7: `npm start` on a
+ * The usual reasons a listen fails, said in terms of the setting to change (`npm start` on a
  * machine where something already has port 8080); anything else as it came.
  */
 function listenError(err: unknown, config: CloudConfig): unknown {

@@ -17,7 +17,7 @@ import { DeliveryService } from './features/webhooks/delivery-service.js'
 import { EndpointService } from './features/webhooks/endpoint-service.js'
 import { WebhookOutbox } from './features/webhooks/outbox.js'
 import { WebhookUrlPolicy } from './features/webhooks/url-policy.js'
-import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './features/webhooks/webhook-settings.js'
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './settings/webhook-settings.js'
 
 export type Services = ReturnType<typeof createServices>
 

@@ -1,10 +1,10 @@
 import { userInfo } from 'node:os'
 import type { parseArgs } from 'node:util'
 import { parseDuration } from '../../shared/duration.js'
+import type { Actor } from '../auth/actor.js'
 import { loadCloudConfig } from '../config.js'
 import { type DatabaseHandle, openDatabase } from '../db/database.js'
 import { migrateToLatest } from '../db/migrate.js'
-import type { Actor } from '../features/audit/service.js'
 import { createServices, type Services } from '../services.js'
 
 /** Where a command reads its settings and writes its output; the process's own, or a test's. */

@@ -1,9 +1,9 @@
 import pino from 'pino'
 import pretty from 'pino-pretty'
-import { loggerOptions } from '../app.js'
 import { loadCloudConfig } from '../config.js'
 import { DemoRunner, DemoStopped } from '../demo/demo-runner.js'
 import { loadDemoSettings } from '../demo/demo-settings.js'
+import { loggerOptions } from '../logger-options.js'
 import type { Command } from './command-context.js'
 
 /**
@@ -14,9 +14,9 @@ import type { Command } from './command-context.js'
 const SIGNAL_GRACE_MS = 1000
 
 /**
- * `hajri-cloud demo`, which `npm start` runs (issue 7): the cloud on the configured database with a
- * demo tenant, a local agent and a simulated device, until Ctrl-C (SIGINT) or SIGTERM; then
- * everything stops in order and the process exits 0. A second Ctrl-C stops at once.
+ * `hajri-cloud demo`, which `npm start` runs (docs/decisions/0059-npm-start-is-a-demo.md): the cloud on the
+ * configured database with a demo tenant, a local agent and a simulated device, until Ctrl-C (SIGINT) or
+ * SIGTERM; then everything stops in order and the process exits 0. A second Ctrl-C stops at once.
  */
 const demo: Command = async ({ io, actor }) => {
   const config = loadCloudConfig(io.env)

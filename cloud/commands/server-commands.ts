@@ -1,8 +1,8 @@
 import pino from 'pino'
-import { loggerOptions } from '../app.js'
 import { loadCloudConfig } from '../config.js'
 import { openDatabase } from '../db/database.js'
 import { migrateToLatest } from '../db/migrate.js'
+import { loggerOptions } from '../logger-options.js'
 import { startServer } from '../server.js'
 import type { Command } from './command-context.js'
 

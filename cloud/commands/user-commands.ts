@@ -1,7 +1,8 @@
 import type { Command } from './command-context.js'
 
 /**
- * For an operator when a console user cannot sign in, above all a tenant's only owner (issue 6):
+ * For an operator when a console user cannot sign in, above all a tenant's only owner
+ * (docs/decisions/0050-console-roles.md):
  * a new one-time password, every session of theirs ended, and their sign-in lockout lifted.
  */
 const resetPassword: Command = async (context) => {

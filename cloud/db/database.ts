@@ -3,11 +3,11 @@ import { dirname } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import pg from 'pg'
-import { SecretBox } from '../secret-box.js'
-import { loadSecretKey, type SecretKeySettings } from '../secret-key.js'
-import { type DatabaseTarget, parseDatabaseUrl } from './database-url.js'
+import { type DatabaseTarget, parseDatabaseUrl } from '../settings/database-url.js'
 import { type RunInTransaction, transactionRunner } from './group-commit.js'
 import type { Database } from './schema.js'
+import { SecretBox } from './secret-box.js'
+import { loadSecretKey, type SecretKeySettings } from './secret-key.js'
 import { SqliteConnection } from './sqlite-connection.js'
 import { openWalFile, type SyncableFile, WalSync } from './wal-sync.js'
 
@@ -107,7 +107,7 @@ export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Da
   pool.on('error', onPoolError)
   // pg-pool hears a connection's errors only while it is idle. One in use with no statement running
   // (between two statements of a transaction) that PostgreSQL ends (a restart, pg_terminate_backend)
-  // emits 'error' on its client, and unheard that ended the process (issue 8, found by the chaos
+  // emits 'error' on its client, and unheard that ended the process (found by the chaos
   // test). Heard while in use, the next statement on it fails instead, and the pool drops it on release.
   const inUse = (err: Error) => onPoolError(err)
   pool.on('acquire', (client) => client.on('error', inUse))

@@ -1,6 +1,6 @@
 /**
  * Table shapes as Kysely sees them. Times are integer microseconds since the epoch (shared/time.ts);
- * every tenant-owned table carries tenant_id (DESIGN.md §2, tenancy).
+ * every tenant-owned table carries tenant_id (docs/development/architecture.md#tenancy).
  */
 
 export interface TenantsTable {
@@ -154,7 +154,7 @@ export interface WebhookSecretsTable {
   id: string
   tenant_id: string
   endpoint_id: string
-  /** AES-256-GCM sealed `whsec_...` (cloud/secret-box.ts). */
+  /** AES-256-GCM sealed `whsec_...` (cloud/db/secret-box.ts). */
   sealed_secret: string
   created_at: number
   expires_at: number | null

@@ -29,8 +29,9 @@ export interface AgentEntry {
 
 /**
  * hajri-agent beside this compiled file: `dist/cloud/demo/` → `dist/agent/main.js`. The cloud runs
- * the agent as a program and never imports its code (DESIGN.md §1: the two sides share only
- * shared/). Run from source (tsx, tests), this file is a .ts and so is the agent's entry.
+ * the agent as a program and never imports its code: the two sides share only shared/
+ * (docs/decisions/0001-one-package-two-programs.md). Run from source (tsx, tests), this file is a .ts and so
+ * is the agent's entry.
  */
 export function agentEntry(moduleUrl: string = import.meta.url): AgentEntry {
   const fromSource = moduleUrl.endsWith('.ts')
@@ -61,9 +62,9 @@ export function simulateArgs(mqttPort: number, employees: readonly string[], eve
 }
 
 /**
- * The agent's configuration (DESIGN.md §5 shape; see deploy/agent.example.yaml), rewritten at every
- * start because the ports and the cloud's address may change between runs. The secret is in a file
- * of its own, readable only by this user, as a real site keeps it. JSON strings are YAML strings.
+ * The agent's configuration (docs/decisions/0023-agent-yaml-configuration.md; see deploy/agent.example.yaml),
+ * rewritten at every start because the ports and the cloud's address may change between runs. The secret is
+ * in a file of its own, readable only by this user, as a real site keeps it. JSON strings are YAML strings.
  */
 export function agentConfigYaml(files: DemoAgentFiles): string {
   const q = JSON.stringify

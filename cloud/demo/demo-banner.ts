@@ -33,7 +33,10 @@ function consoleLogin(input: BannerInput): string[] {
   }
 }
 
-/** What `npm start` prints once everything runs (issue 7): where to look, how to log in, what to try. */
+/**
+ * What `npm start` prints once everything runs: where to look, how to log in, what to try
+ * (docs/decisions/0059-npm-start-is-a-demo.md).
+ */
 export function demoBanner(input: BannerInput): string {
   const api = `${input.cloudUrl}/api/public/v1`
   const bearer = `-H "Authorization: Bearer ${input.apiKey}"`

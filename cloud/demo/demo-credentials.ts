@@ -2,8 +2,8 @@ import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 
 /**
- * What `npm start` made for the demo, kept in `demo-credentials.json` beside the database (issue 7:
- * "the credentials are also written to ./data/demo-credentials.json"). Secrets are shown once by
+ * What `npm start` made for the demo, kept in `demo-credentials.json` beside the database (the
+ * credentials are also written to ./data/demo-credentials.json). Secrets are shown once by
  * the cloud, so this file is the only place the demo can find them again on the next run: it is
  * written after every seeding step (a run stopped halfway resumes where it was), atomically, and
  * readable only by its owner.

@@ -1,5 +1,5 @@
 import net from 'node:net'
-import { ConfigError } from '../config.js'
+import { ConfigError } from '../settings/config-error.js'
 
 /** Whether something can listen on 127.0.0.1:`port` right now. */
 export async function portIsFree(port: number): Promise<boolean> {
@@ -14,7 +14,7 @@ export async function portIsFree(port: number): Promise<boolean> {
 
 /**
  * Checked before the agent starts, so that a taken port is reported as the setting to change rather
- * than as the agent's failure to start (issue 7). The agent's own error still covers a port taken
+ * than as the agent's failure to start. The agent's own error still covers a port taken
  * between this check and its listen.
  */
 export async function assertPortsFree(ports: readonly { port: number; variable: string }[]): Promise<void> {

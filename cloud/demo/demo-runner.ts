@@ -1,9 +1,10 @@
 import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import type { FastifyBaseLogger } from 'fastify'
-import { type CloudConfig, ConfigError } from '../config.js'
-import type { Actor } from '../features/audit/service.js'
+import type { Actor } from '../auth/actor.js'
+import type { CloudConfig } from '../config.js'
 import { type RunningServer, startServer } from '../server.js'
+import { ConfigError } from '../settings/config-error.js'
 import { AgentActivity } from './demo-activity.js'
 import {
   type AgentEntry,
@@ -55,9 +56,9 @@ export class DemoStopped extends Error {
 }
 
 /**
- * `npm start` (issue 7): the cloud in this process, seeded with a demo tenant; a hajri-agent with its
- * embedded broker, and a simulated device publishing to it, as child processes. `stop` undoes
- * `start` in reverse, from whatever point `start` had reached.
+ * `npm start` (docs/decisions/0059-npm-start-is-a-demo.md): the cloud in this process, seeded with a demo
+ * tenant; a hajri-agent with its embedded broker, and a simulated device publishing to it, as child
+ * processes. `stop` undoes `start` in reverse, from whatever point `start` had reached.
  */
 export class DemoRunner {
   private server: RunningServer | undefined
@@ -259,7 +260,7 @@ export class DemoRunner {
     this.watch(simulator)
   }
 
-  /** A child that exits while the demo runs takes the demo down: no half-demo (issue 7). */
+  /** A child that exits while the demo runs takes the demo down: no half-demo. */
   private watch(child: DemoChild): void {
     child.exited.then(
       (exit) => {

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely'
 import type { Scope } from '../../shared/scopes.js'
 import { AppError } from '../app-error.js'
+import type { Actor } from '../auth/actor.js'
 import type { Database } from '../db/schema.js'
-import type { Actor } from '../features/audit/service.js'
 import { verifyPassword } from '../features/console-auth/password.js'
 import { ConsoleUserStore } from '../features/console-auth/store.js'
 import { TenantStore } from '../features/tenants/store.js'
@@ -48,7 +48,7 @@ export interface DemoSeedDeps {
 }
 
 /**
- * Makes sure the demo tenant and everything `npm start` shows exist (issue 7), and returns their
+ * Makes sure the demo tenant and everything `npm start` shows exist, and returns their
  * credentials. Every step first looks for what an earlier run made, so it is idempotent, and a run
  * stopped between two steps (Ctrl-C, a crash) is completed by the next one rather than failing on
  * what it left behind:
@@ -184,7 +184,7 @@ async function ensureApiKey(
 }
 
 /**
- * issue 6 keeps "must change password" on the user until they choose one at their first sign-in. The
+ * "Must change password" stays on the user until they choose one at their first sign-in. The
  * one-time password in the file is shown only while it still opens the console: after
  * `hajri-cloud user reset-password` the owner has another one, which that command printed.
  */

@@ -1,9 +1,10 @@
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
-import { type CloudConfig, ConfigError } from '../config.js'
-import { parseDatabaseUrl } from '../db/database-url.js'
+import type { CloudConfig } from '../config.js'
+import { ConfigError } from '../settings/config-error.js'
+import { parseDatabaseUrl } from '../settings/database-url.js'
 import { DEMO_CREDENTIALS_FILE } from './demo-credentials.js'
 
-/** Where the demo keeps its files and which ports its agent takes (issue 7). */
+/** Where the demo keeps its files and which ports its agent takes. */
 export interface DemoSettings {
   /** The directory of the SQLite database (./data by default); ./data with PostgreSQL. */
   dataDir: string

@@ -2,12 +2,15 @@ import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Scope } from '../../shared/scopes.js'
 import { AppError } from '../app-error.js'
-import type { AuthContext } from '../features/credentials/auth-context.js'
+import type { AuthContext } from '../auth/auth-context.js'
 import { bearerToken, REALM, unknownCredential } from './bearer-token.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The scope a public API route requires (DESIGN.md §2). Every such route must declare one. */
+    /**
+     * The scope a public API route requires (docs/decisions/0004-bearer-credentials-and-scopes.md). Every
+     * such route must declare one.
+     */
     scope?: Scope
   }
   interface FastifyRequest {

@@ -4,7 +4,7 @@ import { AppError } from '../app-error.js'
 const TAKES_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
 /**
- * Issue 8 (OWASP API3:2023, mass assignment): a route that declares no body takes none. Fastify
+ * OWASP API3:2023 (mass assignment): a route that declares no body takes none. Fastify
  * would hand such a route any JSON and the route would ignore it, so `POST .../revoke` with
  * `{"tenantId": ...}` answered 200 as if the field meant something. Now only no body, `null` or
  * `{}` (what HTTP clients send for an empty POST) get through; anything else is a 400

@@ -1,17 +1,23 @@
 import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import { AppError } from '../app-error.js'
-import type { ConsoleContext } from '../features/console-auth/console-context.js'
-import { type ConsoleOrigin, requireSession, SESSION_COOKIE } from '../features/console-auth/session-guard.js'
-import type { ConsoleSessionService } from '../features/console-auth/session-service.js'
+import type { ConsoleContext } from '../auth/console-context.js'
+import {
+  type ConsoleOrigin,
+  requireSession,
+  SESSION_COOKIE,
+  type SessionVerifier,
+} from '../http/session-guard.js'
 import { bearerToken, REALM, unknownCredential } from './bearer-token.js'
 
-/** What a console route does: reads, or changes something (which a viewer may not; issue 6). */
+/** What a console route does: reads, or changes something (which a viewer may not;
+ * docs/decisions/0050-console-roles.md).
+ */
 export type ConsoleAccess = 'read' | 'write'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Every administration route declares it (DESIGN.md §2: `/api/console/v1`). */
+    /** Every administration route (under `/api/console/v1`) declares it. */
     access?: ConsoleAccess
     /**
      * The console's own session routes (/api/console/v1/session...), which take the cookie only:
@@ -33,7 +39,7 @@ export interface ConsoleAuthOptions {
   /** Admin tokens, for scripts. */
   authenticator: ConsoleAuthenticator
   /** Console sessions, for people in a browser. */
-  sessions: ConsoleSessionService
+  sessions: SessionVerifier<{ context: ConsoleContext }>
   origin: ConsoleOrigin
 }
 
@@ -41,11 +47,11 @@ export interface ConsoleAuthOptions {
  * Authenticates every route of the administration API, onRequest, and checks that the caller may
  * do what the route does. A route that declares no access fails at startup.
  *
- * Two kinds of caller (issue 6). Scripts send an admin token; like the public API's keys, tokens are
- * refused from browser code (an Origin header). People send the session cookie from the console, so
- * those requests are checked for CSRF instead (session-guard.ts). A request that carries both is
- * taken as a script's: the Authorization header decides, and the cookie is not looked at. A
- * browser cannot be made to add that header to a cross-site request, and one sent with an Origin is
+ * Two kinds of caller (docs/decisions/0047-admin-tokens-and-sessions.md). Scripts send an admin token; like
+ * the public API's keys, tokens are refused from browser code (an Origin header). People send the session
+ * cookie from the console, so those requests are checked for CSRF instead (http/session-guard.ts). A request
+ * that carries both is taken as a script's: the Authorization header decides, and the cookie is not looked
+ * at. A browser cannot be made to add that header to a cross-site request, and one sent with an Origin is
  * refused, so the cookie can never be used without its CSRF check.
  */
 const consoleAuthPlugin: FastifyPluginAsync<ConsoleAuthOptions> = async (

@@ -2,49 +2,7 @@ import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } f
 import fp from 'fastify-plugin'
 import { PROBLEM_CONTENT_TYPE } from '../../shared/problem.js'
 import { AppError, toProblem } from '../app-error.js'
-import { isTransactionConflict } from '../db/transaction-conflict.js'
-import { fieldLocation, toFieldErrors } from '../validation.js'
-
-// Fastify's own client errors, by code, and the problem each becomes.
-const FASTIFY_ERRORS: Record<string, (err: FastifyError) => AppError> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
-    new AppError('unsupported_media_type', 'Send the body as application/json.'),
-  FST_ERR_CTP_BODY_TOO_LARGE: () => new AppError('payload_too_large'),
-  FST_ERR_CTP_EMPTY_JSON_BODY: () =>
-    new AppError('malformed_json', 'The Content-Type is application/json but the body is empty.'),
-  FST_ERR_CTP_INVALID_JSON_BODY: () => new AppError('malformed_json', 'The body is not valid JSON.'),
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
-    new AppError('bad_request', 'Content-Length does not match the body.'),
-}
-
-/** Maps any error to the AppError it is for a client, or undefined for a server fault. */
-export function classify(err: FastifyError): AppError | undefined {
-  if (err instanceof AppError) return err
-  // A transaction that lost a deadlock or serialization race more often than the transaction runner
-  // retries: nothing was stored, and the same request is likely to pass a moment later. 503 with
-  // Retry-After (RFC 9110 §15.6.4, §10.2.3), not a 500: the request was fine.
-  if (isTransactionConflict(err)) {
-    return new AppError('service_unavailable', 'Concurrent changes collided with this request; try again.', {
-      headers: { 'retry-after': '1' },
-    })
-  }
-  if (err.validation) {
-    const location = fieldLocation(err.validationContext)
-    return new AppError('validation_failed', 'One or more fields are not valid; see errors.', {
-      errors: toFieldErrors(err.validation as Parameters<typeof toFieldErrors>[0], location),
-    })
-  }
-  const known = err.code ? FASTIFY_ERRORS[err.code] : undefined
-  if (known) return known(err)
-  // JSON.parse's SyntaxError, as raised by Fastify's body parser.
-  if (err instanceof SyntaxError && err.statusCode === 400)
-    return new AppError('malformed_json', 'The body is not valid JSON.')
-  if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
-    // Another client error from Fastify or a plugin: say what it was, never more.
-    return new AppError('bad_request', err.message, { status: err.statusCode })
-  }
-  return undefined
-}
+import { classify } from '../http/classify.js'
 
 /**
  * Fastify's router answers a malformed URL or an over-long path parameter before any hook runs,
@@ -69,8 +27,8 @@ export function sendProblem(reply: FastifyReply, request: FastifyRequest, error:
 }
 
 /**
- * One error handler for the whole app (DESIGN.md §7): every failure is an RFC 9457 problem with a
- * stable code. A 5xx says nothing internal; its details go to the log under the request id.
+ * One error handler for the whole app (docs/development/architecture.md#errors): every failure is an RFC 9457
+ * problem with a stable code. A 5xx says nothing internal; its details go to the log under the request id.
  */
 const errorsPlugin: FastifyPluginAsync = async (app) => {
   app.setErrorHandler((err: FastifyError, request, reply) => {

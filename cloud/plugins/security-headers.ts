@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import type { ConsoleOrigin } from '../features/console-auth/session-guard.js'
+import type { ConsoleOrigin } from '../http/session-guard.js'
 
 /**
  * An API answer is data, never a page: it may run nothing, load nothing and be framed by no one
@@ -40,10 +40,11 @@ export function applySecurityHeaders(
 }
 
 /**
- * Security headers for the whole app (issue 8, OWASP API8:2023 Security Misconfiguration): a small
+ * Security headers for the whole app (OWASP API8:2023 Security Misconfiguration): a small
  * onSend hook rather than @fastify/helmet, which is not a dependency: the API needs only the few
  * headers above, and the console's stricter page headers stay in static-console.ts. No CORS header
- * is ever set (DESIGN.md §2): the public API is for servers, and the console is same-origin.
+ * is ever set (docs/decisions/0006-no-api-keys-in-browsers.md): the public API is for servers, and the
+ * console is same-origin.
  */
 const securityHeadersPlugin: FastifyPluginAsync<{ origin: ConsoleOrigin }> = async (app, { origin }) => {
   app.addHook('onSend', async (request, reply, payload) => {

@@ -1,5 +1,5 @@
 import { loadCloudConfig } from '../../cloud/config.js'
-import type { WebhookSettings } from '../../cloud/features/webhooks/webhook-settings.js'
+import type { WebhookSettings } from '../../cloud/settings/webhook-settings.js'
 import { MAX_BATCH_PUNCHES } from '../../shared/punch.js'
 import { POSTGRES_URL } from '../support/services.js'
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError, DEFAULT_DATABASE_URL, loadCloudConfig } from '../../cloud/config.js'
+import { DEFAULT_DATABASE_URL, loadCloudConfig } from '../../cloud/config.js'
+import { ConfigError } from '../../cloud/settings/config-error.js'
 
 /** The problems loadCloudConfig reports for `env`, or [] when it accepts it. */
 function problemsFor(env: NodeJS.ProcessEnv): string[] {
@@ -152,7 +153,7 @@ describe('loadCloudConfig', () => {
     expect(problems[1]).toMatch(/^HAJRI_PUBLIC_URL:/)
   })
 
-  it('accepts the database URL forms the README names', () => {
+  it('accepts the database URL forms docs/operators/configuration.md names', () => {
     for (const url of ['sqlite:./data/hajri.db', 'sqlite:/var/lib/hajri/hajri.db', 'sqlite::memory:']) {
       expect(loadCloudConfig({ HAJRI_DATABASE_URL: url }).databaseUrl).toBe(url)
     }

@@ -3,7 +3,7 @@
  * token of a tenant, as an admin or as a viewer. `actor` is what the audit log must name.
  */
 import type { LightMyRequestResponse } from 'fastify'
-import type { ConsoleContext } from '../../cloud/features/console-auth/console-context.js'
+import type { ConsoleContext } from '../../cloud/auth/console-context.js'
 import { TEST_ACTOR, type TestCloud } from '../support/cloud-harness.js'
 
 export const CONSOLE = '/api/console/v1'

@@ -3,7 +3,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { sql } from 'kysely'
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp, loggerOptions, REDACT_PATHS } from '../../cloud/app.js'
+import { buildApp } from '../../cloud/app.js'
 import { type CliIo, runCli } from '../../cloud/cli.js'
 import {
   ACCESS_TOKEN,
@@ -11,13 +11,14 @@ import {
   CLIENT_SECRET,
   type SecretKind,
 } from '../../cloud/features/credentials/secret-format.js'
+import { loggerOptions, REDACT_PATHS } from '../../cloud/logger-options.js'
 import { SCOPES } from '../../shared/scopes.js'
 import { nowMicros } from '../../shared/time.js'
 import { bearer, employee, TEST_ACTOR, TestCloud } from '../support/cloud-harness.js'
 
 /**
- * DESIGN.md §3 and issue 3: "A full test run's logs contain no secret: the test greps them for every
- * key, secret and token it created." The app logs at trace, with the product's redaction, into
+ * A full test run's logs contain no secret (docs/decisions/0018-no-secrets-in-logs.md): the test greps them
+ * for every key, secret and token it created. The app logs at trace, with the product's redaction, into
  * memory; every credential flow runs against it, successes and failures; then the log is searched
  * for every secret, whole and for its random part alone. The tests of the first suite run in order
  * and share the one log: the last one greps what all the others made it write.

@@ -1,7 +1,7 @@
 /**
- * deploy/cloud.env.example is where an operator learns the cloud's settings (issue 7, "For operators:
- * production"). Every variable cloud/config.ts reads must be in it, so a new setting cannot ship
- * undocumented, and it must name nothing the cloud does not read (a typo there is a setting that
+ * deploy/cloud.env.example is where an operator learns the cloud's settings
+ * (docs/operators/configuration.md). Every variable cloud/config.ts reads must be in it, so a new setting
+ * cannot ship undocumented, and it must name nothing the cloud does not read (a typo there is a setting that
  * silently does nothing).
  */
 import { readFileSync } from 'node:fs'
@@ -20,7 +20,7 @@ describe('deploy/cloud.env.example', () => {
   // Settings appear as `NAME=` lines, commented out (default shown) or not.
   const documented = new Set([...example.matchAll(/^#? ?(HAJRI_[A-Z0-9_]+)=/gm)].map((m) => m[1] as string))
   const read = names(
-    ['cloud/config.ts', 'cloud/secret-key.ts'].map((f) => readFileSync(join(REPO, f), 'utf8')).join('\n'),
+    ['cloud/config.ts', 'cloud/db/secret-key.ts'].map((f) => readFileSync(join(REPO, f), 'utf8')).join('\n'),
   )
 
   it('documents every variable the cloud reads', () => {

@@ -6,15 +6,12 @@ import type { FastifyInstance } from 'fastify'
 import pg from 'pg'
 import { afterAll, beforeAll, describe } from 'vitest'
 import { buildApp } from '../../cloud/app.js'
+import type { Actor } from '../../cloud/auth/actor.js'
 import { type DatabaseHandle, openDatabase } from '../../cloud/db/database.js'
 import { migrateToLatest } from '../../cloud/db/migrate.js'
-import type { Actor } from '../../cloud/features/audit/service.js'
 import { MAX_RATE_LIMIT_PER_MINUTE } from '../../cloud/features/credentials/credential-settings.js'
-import {
-  DEFAULT_WEBHOOK_SETTINGS,
-  type WebhookSettings,
-} from '../../cloud/features/webhooks/webhook-settings.js'
 import type { Services } from '../../cloud/services.js'
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../../cloud/settings/webhook-settings.js'
 import type { EmployeeInput } from '../../shared/employee.js'
 import type { Scope } from '../../shared/scopes.js'
 import { nowMicros } from '../../shared/time.js'
@@ -174,7 +171,8 @@ export function employee(code: string, overrides: Partial<EmployeeInput> = {}): 
 const postgres = await postgresAvailability()
 
 /**
- * Runs the same suite against SQLite and PostgreSQL (issue 2: "the same tests, run against both").
+ * Runs the same suite against SQLite and PostgreSQL
+ * (docs/decisions/0031-real-components-in-tests.md).
  * The PostgreSQL run is skipped, with its reason in the suite name, when PostgreSQL is absent.
  */
 export function describeEachDatabase(

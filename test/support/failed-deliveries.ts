@@ -1,5 +1,5 @@
 import { WebhookDispatcher } from '../../cloud/features/webhooks/dispatcher.js'
-import { DEFAULT_WEBHOOK_SETTINGS } from '../../cloud/features/webhooks/webhook-settings.js'
+import { DEFAULT_WEBHOOK_SETTINGS } from '../../cloud/settings/webhook-settings.js'
 import { TEST_ACTOR, type TestCloud } from './cloud-harness.js'
 
 /**

@@ -41,7 +41,7 @@ export type {
   WebhookEndpoint,
 }
 
-/** DESIGN.md §2: every list. */
+/** Every list (docs/development/architecture.md#paging). */
 export interface Page<T> {
   data: T[]
   nextCursor: string | null

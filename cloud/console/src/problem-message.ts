@@ -1,8 +1,8 @@
 import type { Problem, ProblemCode } from '../../../shared/problem.js'
 
 /**
- * What to tell a person for each stable problem code (DESIGN.md §2): what happened and what to do,
- * in words that need no knowledge of the API. Codes not listed fall back to the server's own
+ * What to tell a person for each stable problem code (docs/development/architecture.md#errors): what happened
+ * and what to do, in words that need no knowledge of the API. Codes not listed fall back to the server's own
  * detail, which is written for people too.
  */
 const MESSAGES: Partial<Record<ProblemCode, string>> = {

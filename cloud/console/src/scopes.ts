@@ -1,6 +1,6 @@
 import type { Scope } from './api-types.js'
 
-/** DESIGN.md §2: what each scope lets a key or app do. */
+/** What each scope lets a key or app do (docs/decisions/0004-bearer-credentials-and-scopes.md). */
 export const SCOPE_TEXT: Record<Scope, string> = {
   'employees:read': 'Read the employee directory',
   'attendance:read': 'Read punches',

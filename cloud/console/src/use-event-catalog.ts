@@ -2,7 +2,9 @@ import { useEffect, useState } from 'react'
 import type { EventType } from './api-types.js'
 import { useConsole } from './console-context.js'
 
-/** The webhook event catalog, which the server publishes without a credential (issue 5). */
+/** The webhook event catalog, which the server publishes without a credential
+ * (docs/decisions/0051-public-event-catalog.md).
+ */
 export function useEventCatalog(): EventType[] {
   const { api } = useConsole()
   const [catalog, setCatalog] = useState<EventType[]>([])

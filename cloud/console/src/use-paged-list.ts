@@ -15,8 +15,9 @@ export interface PagedList<T> {
 }
 
 /**
- * A list from the administration API, a page at a time (DESIGN.md §2: `{data, nextCursor}`). It
- * starts again whenever the path or query changes; only the latest request's answer is kept.
+ * A list from the administration API, a page at a time (`{data, nextCursor}`,
+ * docs/development/architecture.md#paging). It starts again whenever the path or query changes; only the
+ * latest request's answer is kept.
  */
 export function usePagedList<T>(path: string, query: Query = {}): PagedList<T> {
   const { api } = useConsole()

@@ -27,7 +27,7 @@ type Open =
 
 const STATUS_TEXT = { active: 'Active', paused: 'Paused', disabled: 'Disabled' } as const
 
-/** Webhook endpoints (issue 5 API): add, change, pause and resume, test, reveal or rotate the secret, delete. */
+/** Webhook endpoints: add, change, pause and resume, test, reveal or rotate the secret, delete. */
 export function WebhooksPage() {
   const { api, canWrite } = useConsole()
   const list = usePagedList<WebhookEndpoint>('/webhooks')

@@ -78,7 +78,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('external_id', 'text')
     .addColumn('fingerprint', 'text', (c) => c.notNull())
     .execute()
-  // The permanent per-tenant dedupe key (DESIGN.md §2); NULLs never collide.
+  // The permanent per-tenant dedupe key (docs/development/architecture.md#idempotency); NULLs never collide.
   await db.schema
     .createIndex('punches_tenant_external')
     .on('punches')

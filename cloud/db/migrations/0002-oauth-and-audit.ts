@@ -1,6 +1,7 @@
 import { type Kysely, PostgresAdapter, sql } from 'kysely'
 
-// Issue 3: OAuth apps with rotating client secrets, access tokens, and the audit log.
+// OAuth apps with rotating client secrets, access tokens (docs/decisions/0016-oauth-client-credentials.md),
+// and the audit log.
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema

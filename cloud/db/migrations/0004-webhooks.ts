@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 
-// Issue 5: webhook endpoints with rotating signing secrets, the event outbox, deliveries and their
+// Webhook endpoints with rotating signing secrets, the event outbox, deliveries and their
 // attempts; and admin tokens for the administration API until the console's sign-in exists.
 
 export async function up(db: Kysely<unknown>): Promise<void> {

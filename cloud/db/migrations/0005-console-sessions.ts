@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely'
 
-// Issue 6: console sign-in. Sessions of signed-in console users, the failed sign-ins that lock an
-// email or an address out (in the database, so that every instance sees the same lockout), and when
-// each user last signed in.
+// Console sign-in (docs/decisions/0045-console-sessions.md). Sessions of signed-in console users, the failed
+// sign-ins that lock an email or an address out (in the database, so that every instance sees the same
+// lockout), and when each user last signed in.
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('console_users').addColumn('last_sign_in_at', 'bigint').execute()

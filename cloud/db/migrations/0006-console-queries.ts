@@ -1,6 +1,7 @@
 import { type Kysely, PostgresAdapter, sql } from 'kysely'
 
-// Issue 6: indexes for the administration API's employee search and dashboard.
+// Indexes for the administration API's employee search (docs/decisions/0048-employee-prefix-search.md) and
+// dashboard.
 //
 // Search is by the start of an employee's code, name or email, ignoring the case of A–Z: the store
 // compares lower(column) with a range, which these expression indexes serve. SQLite's lower() folds

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 
-// Issue 5: the dispatcher claims due deliveries oldest first (next_attempt_at, id). An index led by
+// The dispatcher claims due deliveries oldest first (next_attempt_at, id). An index led by
 // status cannot be read in that order for two statuses (pending, failed), so every claim sorted the
 // whole backlog: 33 ms a claim on PostgreSQL at 16,000 pending rows, growing with the backlog. Only
 // pending and failed deliveries have a next_attempt_at, so an index on it alone serves the query in

@@ -4,7 +4,9 @@ import type { AuditService } from './service.js'
 
 const TAGS = ['Audit log']
 
-/** The tenant's audit log (DESIGN.md §3, issue 6), under /api/console/v1. Read-only, like the log. */
+/** The tenant's audit log, under /api/console/v1. Read-only, like the log
+ * (docs/decisions/0017-append-only-audit-log.md).
+ */
 export const auditConsoleRoutes: FastifyPluginAsyncTypebox<{ audit: AuditService }> = async (
   app,
   { audit },

@@ -2,8 +2,10 @@ import type { Kysely } from 'kysely'
 import { newId } from '../../../shared/ids.js'
 import { formatServerTime } from '../../../shared/time.js'
 import { AppError } from '../../app-error.js'
+import type { Actor } from '../../auth/actor.js'
+import type { ConsoleContext } from '../../auth/console-context.js'
 import type { Database } from '../../db/schema.js'
-import type { Actor, AuditService } from '../audit/service.js'
+import type { AuditService } from '../audit/service.js'
 import {
   displayPrefix,
   generateSecret,
@@ -13,7 +15,6 @@ import {
 } from '../credentials/secret-format.js'
 import { TenantStore } from '../tenants/store.js'
 import { type AdminTokenRow, AdminTokenStore } from './admin-token-store.js'
-import type { ConsoleContext } from './console-context.js'
 
 /** `hjt_`: admin tokens for the administration API. ≈ 238 bits. */
 export const ADMIN_TOKEN: SecretKind = { prefix: 'hjt_', randomLength: 40 }
@@ -43,9 +44,10 @@ function toSummary(row: AdminTokenRow, now: number): AdminTokenSummary {
 }
 
 /**
- * Admin tokens (issue 5): scripts reach the administration API with a bearer token that a tenant's
- * operator issues with the CLI (people sign in to the console instead, issue 6). Like every secret, it is
- * shown once and only its SHA-256 is kept; it has an expiry and can be revoked; both acts are audited.
+ * Admin tokens (docs/decisions/0047-admin-tokens-and-sessions.md): scripts reach the administration API with
+ * a bearer token that a tenant's operator issues with the CLI (people sign in to the console instead). Like
+ * every secret, it is shown once and only its SHA-256 is kept; it has an expiry and can be revoked; both acts
+ * are audited.
  */
 export class AdminTokenService {
   constructor(private readonly deps: { db: Kysely<Database>; audit: AuditService; now: () => number }) {}
@@ -119,7 +121,7 @@ export class AdminTokenService {
     return {
       tenant: { id: row.tenant_id, timeZone: row.time_zone, backfillDays: row.backfill_days },
       // An admin token can do what a tenant admin can, including inviting and removing console
-      // users other than owners (issue 6: everything the console does is scriptable).
+      // users other than owners: everything the console does is scriptable.
       role: 'admin',
       actor: { name: `admin_token:${row.id}`, ip },
       rateLimitKey: row.id,

@@ -1,7 +1,7 @@
 import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto'
 
-// scrypt from node:crypto (issue 6: "hashed with scrypt"). N=2^15, r=8, p=1 is the OWASP-recommended
-// minimum; the parameters are stored with each hash so they can be raised later.
+// scrypt from node:crypto (docs/decisions/0071-console-sign-in-delays.md). N=2^15, r=8, p=1 is the
+// OWASP-recommended minimum; the parameters are stored with each hash so they can be raised later.
 const PARAMS = { N: 2 ** 15, r: 8, p: 1 }
 const KEY_LENGTH = 32
 const MAX_MEMORY = 64 * 1024 * 1024

@@ -7,7 +7,7 @@ import {
   SignInInputSchema,
 } from '../../../shared/console-auth.js'
 import { AppError } from '../../app-error.js'
-import { type RateLimitSettings, registerRateLimit } from '../../plugins/rate-limit.js'
+import { type RateLimitSettings, registerRateLimit } from '../../http/rate-limit.js'
 import {
   assertSameOrigin,
   COOKIE_CHALLENGE,
@@ -15,7 +15,7 @@ import {
   requireSession,
   SESSION_COOKIE,
   sessionCookieOptions,
-} from './session-guard.js'
+} from '../../http/session-guard.js'
 import type { AuthenticatedSession, ConsoleSessionService } from './session-service.js'
 
 const TAGS = ['Console session']
@@ -45,9 +45,9 @@ export interface ConsoleSessionRouteOptions {
 }
 
 /**
- * The browser's session with the console (issue 6), under /api/console/v1: sign in, see who is
- * signed in, sign out, change the password. These take the session cookie only (never an admin
- * token), and answer a user who must change their password, which every other console route refuses.
+ * The browser's session with the console (docs/decisions/0045-console-sessions.md), under /api/console/v1:
+ * sign in, see who is signed in, sign out, change the password. These take the session cookie only (never an
+ * admin token), and answer a user who must change their password, which every other console route refuses.
  */
 export const consoleSessionRoutes: FastifyPluginAsyncTypebox<ConsoleSessionRouteOptions> = async (
   app,

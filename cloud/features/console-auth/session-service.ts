@@ -7,15 +7,16 @@ import type {
   SignInInput,
 } from '../../../shared/console-auth.js'
 import { AppError } from '../../app-error.js'
+import type { Actor } from '../../auth/actor.js'
+import type { ConsoleContext } from '../../auth/console-context.js'
 import type { Database } from '../../db/schema.js'
-import type { Actor, AuditService } from '../audit/service.js'
+import type { AuditService } from '../audit/service.js'
 import {
   generateSecret,
   hashSecret,
   isWellFormedSecret,
   type SecretKind,
 } from '../credentials/secret-format.js'
-import type { ConsoleContext } from './console-context.js'
 import { type ConsoleUserFields, consoleUserView, normalizeEmail } from './console-user-view.js'
 import { newPasswordProblem } from './new-password-problem.js'
 import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from './password.js'
@@ -27,9 +28,10 @@ import { ConsoleUserStore } from './store.js'
 export const CONSOLE_SESSION: SecretKind = { prefix: 'hjw_', randomLength: 40 }
 
 /**
- * Issue 6 leaves the expiry to us. The console mints credentials to a tenant's data, and it is often
- * opened on a shared office computer: a session ends after 2 hours without a request, and 12 hours
- * (a working day) after sign-in however busy (OWASP Session Management Cheat Sheet, "Session Expiration").
+ * How long a session lasts (docs/decisions/0045-console-sessions.md). The console mints credentials to a
+ * tenant's data, and it is often opened on a shared office computer: a session ends after 2 hours without a
+ * request, and 12 hours (a working day) after sign-in however busy (OWASP Session Management Cheat Sheet,
+ * "Session Expiration").
  */
 export const SESSION_IDLE_SECONDS = 2 * 3600
 export const SESSION_LIFETIME_SECONDS = 12 * 3600
@@ -94,8 +96,9 @@ const invalid = (pointer: string, message: string) =>
   })
 
 /**
- * Console sign-in (issue 6): email and password in, an opaque session out. The cookie carries the
- * session's secret; the database keeps its SHA-256, so a copy of the database signs no one in.
+ * Console sign-in (docs/decisions/0071-console-sign-in-delays.md): email and password in, an opaque session
+ * out. The cookie carries the session's secret; the database keeps its SHA-256, so a copy of the database
+ * signs no one in.
  */
 export class ConsoleSessionService {
   private readonly throttle: SignInThrottle
@@ -121,7 +124,7 @@ export class ConsoleSessionService {
   ): Promise<{ secret: string; session: AuthenticatedSession }> {
     const email = normalizeEmail(input.email)
     // White space alone has a length (the schema takes it) but names no one once trimmed; counted,
-    // it would share one throttle key, "email:", with every other blank attempt (issue 8, found by
+    // it would share one throttle key, "email:", with every other blank attempt (found by
     // fuzzing what requests store).
     if (email === '') throw invalid('#/email', 'must not be blank')
     const attempt = { email, ip }

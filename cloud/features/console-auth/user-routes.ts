@@ -11,7 +11,10 @@ import type { ConsoleUserService } from './user-service.js'
 
 const TAGS = ['Console users']
 
-/** A tenant's console users (issue 6), under /api/console/v1: owners and admins invite and remove them. */
+/**
+ * A tenant's console users, under /api/console/v1: owners and admins invite and remove them
+ * (docs/decisions/0050-console-roles.md).
+ */
 export const consoleUserRoutes: FastifyPluginAsyncTypebox<{ users: ConsoleUserService }> = async (
   app,
   { users },

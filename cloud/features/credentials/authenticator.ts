@@ -1,4 +1,4 @@
-import type { AuthContext } from './auth-context.js'
+import type { AuthContext } from '../../auth/auth-context.js'
 import { ACCESS_TOKEN, API_KEY } from './secret-format.js'
 
 interface Checks {
@@ -6,9 +6,9 @@ interface Checks {
 }
 
 /**
- * Bearer credentials of either kind (DESIGN.md §2): the prefix says which, so each token is looked
- * up in one table only. Nothing is cached: a revoked key or token fails on the very next request,
- * whichever instance serves it.
+ * Bearer credentials of either kind (docs/decisions/0004-bearer-credentials-and-scopes.md): the prefix says
+ * which, so each token is looked up in one table only. Nothing is cached: a revoked key or token fails on the
+ * very next request, whichever instance serves it.
  */
 export class BearerAuthenticator {
   constructor(private readonly deps: { apiKeys: Checks; tokens: Checks }) {}

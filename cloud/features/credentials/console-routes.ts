@@ -10,7 +10,7 @@ import type { ApiKeyService } from './service.js'
 
 const TAGS = ['API keys']
 
-/** A tenant's API keys (issue 3), administered under /api/console/v1 (issue 6), as the CLI does. */
+/** A tenant's API keys, administered under /api/console/v1, as the CLI does. */
 export const apiKeyConsoleRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeyService }> = async (
   app,
   { apiKeys },

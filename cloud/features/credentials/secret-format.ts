@@ -2,9 +2,9 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { crc32 } from 'node:zlib'
 
 /**
- * Every secret Hajri issues (DESIGN.md §3): a prefix naming its kind, CSPRNG characters (over 128
- * bits), and a 6-character base62 CRC-32 of everything before it. The prefix lets secret scanners
- * recognise a leaked secret and tells us which table to look in; the checksum lets us refuse a
+ * Every secret Hajri issues (docs/decisions/0015-secret-formats.md): a prefix naming its kind, CSPRNG
+ * characters (over 128 bits), and a 6-character base62 CRC-32 of everything before it. The prefix lets secret
+ * scanners recognise a leaked secret and tells us which table to look in; the checksum lets us refuse a
  * mistyped or made-up one before any database work. Only a SHA-256 of a secret is stored: the
  * secrets are random, so a slow password hash would add nothing.
  */

@@ -4,12 +4,13 @@ import { newId } from '../../../shared/ids.js'
 import type { Scope } from '../../../shared/scopes.js'
 import { formatServerTime } from '../../../shared/time.js'
 import { AppError } from '../../app-error.js'
+import type { Actor } from '../../auth/actor.js'
+import type { AuthContext } from '../../auth/auth-context.js'
 import type { ApiKeysTable, Database } from '../../db/schema.js'
-import type { Actor, AuditService } from '../audit/service.js'
+import type { AuditService } from '../audit/service.js'
 import { TenantStore } from '../tenants/store.js'
 import type { WebhookOutbox } from '../webhooks/outbox.js'
 import { apiKeyDisplayPrefix, generateApiKey, hashApiKey, isWellFormedApiKey } from './api-key-format.js'
-import type { AuthContext } from './auth-context.js'
 import { checkCredentialSettings, parseScopes } from './credential-settings.js'
 import { ApiKeyStore } from './store.js'
 
@@ -50,7 +51,10 @@ function toSummary(row: ApiKeysTable, now: number): ApiKeySummary {
   }
 }
 
-/** API keys (DESIGN.md §3, issue 3): created, listed and revoked by a tenant admin; checked on every request. */
+/**
+ * API keys (docs/decisions/0015-secret-formats.md): created, listed and revoked by a tenant admin; checked
+ * on every request.
+ */
 export class ApiKeyService {
   constructor(
     private readonly deps: {

@@ -9,7 +9,7 @@ import type { DashboardService } from './service.js'
 
 const TAGS = ['Dashboard']
 
-/** The console's charts (issue 6), under /api/console/v1, told in the tenant's time zone. */
+/** The console's charts, under /api/console/v1, told in the tenant's time zone. */
 export const dashboardRoutes: FastifyPluginAsyncTypebox<{ dashboard: DashboardService }> = async (
   app,
   { dashboard },

@@ -7,8 +7,8 @@ import {
 } from '../../../shared/dashboard.js'
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../../../shared/webhooks.js'
 import { AppError } from '../../app-error.js'
+import type { TenantContext } from '../../auth/tenant-context.js'
 import type { Database } from '../../db/schema.js'
-import type { TenantContext } from '../tenants/tenant-context.js'
 import { DashboardStore } from './store.js'
 import { DAY_US, dayWindow, HOUR_US, hourWindow } from './zone-calendar.js'
 
@@ -22,7 +22,7 @@ function within(name: 'hours' | 'days', value: number, max: number): number {
   return value
 }
 
-/** The console's dashboard (issue 6): punches per hour and webhook delivery outcomes per day. */
+/** The console's dashboard: punches per hour and webhook delivery outcomes per day. */
 export class DashboardService {
   constructor(private readonly deps: { db: Kysely<Database>; now: () => number }) {}
 

@@ -44,7 +44,7 @@ export interface BucketCount {
   count: number
 }
 
-/** What the dashboard counts (issue 6): aggregates over a tenant's punches and webhook deliveries. */
+/** What the dashboard counts: aggregates over a tenant's punches and webhook deliveries. */
 export class DashboardStore {
   constructor(private readonly db: Kysely<Database>) {}
 

@@ -13,7 +13,8 @@ import { type EmployeeService, MAX_IMPORT_LINES } from './service.js'
 const TAGS = ['Employees (administration)']
 
 /**
- * The employee directory as a tenant's admin sees it (issue 6), under /api/console/v1: search,
+ * The employee directory as a tenant's admin sees it, under /api/console/v1: search
+ * (docs/decisions/0048-employee-prefix-search.md),
  * look up, and import the CLI's CSV format with a report for each line.
  */
 export const employeeConsoleRoutes: FastifyPluginAsyncTypebox<{ employees: EmployeeService }> = async (

@@ -1,8 +1,8 @@
 /**
- * Employee search (issue 6): the start of the code, the name or the email, ignoring the case of
- * A–Z. Prefixes, not substrings, because a prefix is a range of an index on both databases: the
- * store compares `lower(column)` with [search, prefixEnd(search)), which migration 0006 indexes.
- * Only ASCII letters are folded, here and in SQL alike: SQLite's lower() folds nothing else, and
+ * Employee search (docs/decisions/0048-employee-prefix-search.md): the start of the code, the name or the
+ * email, ignoring the case of A–Z. Prefixes, not substrings, because a prefix is a range of an index on both
+ * databases: the store compares `lower(column)` with [search, prefixEnd(search)), which migration 0006
+ * indexes. Only ASCII letters are folded, here and in SQL alike: SQLite's lower() folds nothing else, and
  * migration 0006 gives these columns the "C" collation on PostgreSQL, whose lower() then does the
  * same; the same search finds the same employees on both.
  */

@@ -2,19 +2,12 @@ import { createHash } from 'node:crypto'
 import type { Kysely, Transaction } from 'kysely'
 import { AppError } from '../../app-error.js'
 import type { Database } from '../../db/schema.js'
+import { DEFAULT_IDEMPOTENCY_MAX_BYTES_PER_CREDENTIAL } from '../../settings/idempotency-limits.js'
 import { decodeResponseBody, encodeResponseBody } from './response-codec.js'
 import { IdempotencyStore } from './store.js'
 
 /** How long a key is remembered. The IETF draft leaves it to the server; 24 h covers any sane retry. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600
-
-/**
- * What one credential's stored responses may hold within those 24 h (HAJRI_IDEMPOTENCY_MAX_BYTES_
- * PER_CREDENTIAL). Compressed, a full 500-punch batch response takes 5 to 25 KB, so 32 MiB is
- * well over a thousand full batches a day; without a bound, a credential sending duplicate batches
- * under fresh keys at its rate limit stored tens of megabytes a minute while creating nothing.
- */
-export const DEFAULT_IDEMPOTENCY_MAX_BYTES_PER_CREDENTIAL = 32 * 1024 * 1024
 
 export interface StoredResponse {
   status: number

@@ -21,7 +21,7 @@ const refuseKey: preValidationHookHandler = async (request) => {
   if (request.headers['idempotency-key'] === undefined) return
   throw new AppError(
     'idempotency_key_not_supported',
-    'This request does not honour Idempotency-Key, so a retry would not be safe; nothing was done. Send it without the header (see the README for where Idempotency-Key applies).',
+    'This request does not honour Idempotency-Key, so a retry would not be safe; nothing was done. Send it without the header (see docs/integrators/api.md#punches for where Idempotency-Key applies).',
     {
       errors: [{ in: 'header', pointer: '#/idempotency-key', message: 'is not honoured by this request' }],
     },

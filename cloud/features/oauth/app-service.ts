@@ -4,9 +4,10 @@ import { newId } from '../../../shared/ids.js'
 import type { Scope } from '../../../shared/scopes.js'
 import { formatServerTime } from '../../../shared/time.js'
 import { AppError } from '../../app-error.js'
+import type { Actor } from '../../auth/actor.js'
 import type { Database } from '../../db/schema.js'
 import { isUniqueViolation } from '../../db/unique-violation.js'
-import type { Actor, AuditService } from '../audit/service.js'
+import type { AuditService } from '../audit/service.js'
 import { checkCredentialSettings, parseScopes } from '../credentials/credential-settings.js'
 import {
   CLIENT_SECRET,
@@ -98,7 +99,10 @@ const COMPARED_SECRETS = 2
 /** A hash no secret has (SHA-256 is never all zeros in practice): the padding of those comparisons. */
 const NO_SECRET_HASH = '0'.repeat(64)
 
-/** OAuth apps for the client-credentials grant (issue 3): created, rotated and revoked by a tenant admin. */
+/**
+ * OAuth apps for the client-credentials grant (docs/decisions/0016-oauth-client-credentials.md): created,
+ * rotated and revoked by a tenant admin.
+ */
 export class OAuthAppService {
   constructor(
     private readonly deps: {

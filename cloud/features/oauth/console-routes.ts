@@ -14,7 +14,7 @@ import type { OAuthAppService } from './app-service.js'
 const TAGS = ['OAuth apps']
 
 /**
- * A tenant's OAuth apps (issue 3), administered under /api/console/v1 (issue 6), as the CLI does.
+ * A tenant's OAuth apps, administered under /api/console/v1, as the CLI does.
  * An app's history is the audit log filtered by its id (GET /audit?targetId=app_...).
  */
 export const oauthAppConsoleRoutes: FastifyPluginAsyncTypebox<{ apps: OAuthAppService }> = async (

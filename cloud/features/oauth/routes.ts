@@ -9,8 +9,8 @@ import {
   TokenResponseSchema,
 } from '../../../shared/oauth.js'
 import { AppError } from '../../app-error.js'
-import { classify } from '../../plugins/errors.js'
-import { type RateLimitSettings, registerRateLimit } from '../../plugins/rate-limit.js'
+import { classify } from '../../http/classify.js'
+import { type RateLimitSettings, registerRateLimit } from '../../http/rate-limit.js'
 import type { AuthenticatedClient, OAuthAppService } from './app-service.js'
 import { clientCredentials, invalidClient } from './client-authentication.js'
 import { fromAppError, OAuthError, oauthErrorBody } from './oauth-error.js'
@@ -61,9 +61,9 @@ function checkParameters(request: FastifyRequest): void {
 }
 
 /**
- * The OAuth 2.0 endpoints (issue 3): token (RFC 6749 §4.4, client credentials), revocation
- * (RFC 7009) and introspection (RFC 7662). Bodies are form-encoded, as the RFCs define, or JSON.
- * Errors take the RFC 6749 §5.2 shape.
+ * The OAuth 2.0 endpoints (docs/decisions/0016-oauth-client-credentials.md): token (RFC 6749 §4.4, client
+ * credentials), revocation (RFC 7009) and introspection (RFC 7662). Bodies are form-encoded, as the RFCs
+ * define, or JSON. Errors take the RFC 6749 §5.2 shape.
  */
 export const oauthRoutes: FastifyPluginAsync<OAuthRouteOptions> = async (app, options) => {
   const { apps, tokens } = options

@@ -5,9 +5,9 @@ import {
   type IntrospectionResponse,
   type TokenResponse,
 } from '../../../shared/oauth.js'
+import type { AuthContext } from '../../auth/auth-context.js'
 import type { Database } from '../../db/schema.js'
 import type { AuditService } from '../audit/service.js'
-import type { AuthContext } from '../credentials/auth-context.js'
 import { parseScopes } from '../credentials/credential-settings.js'
 import { ACCESS_TOKEN, generateSecret, hashSecret, isWellFormedSecret } from '../credentials/secret-format.js'
 import type { AuthenticatedClient } from './app-service.js'
@@ -28,7 +28,10 @@ function requestedScopes(scope: string | undefined, client: AuthenticatedClient)
   return wanted
 }
 
-/** Opaque access tokens (issue 3): issued to clients, checked on every API request, revocable. */
+/**
+ * Opaque access tokens (docs/decisions/0016-oauth-client-credentials.md): issued to clients, checked on
+ * every API request, revocable.
+ */
 export class TokenService {
   constructor(private readonly deps: { db: Kysely<Database>; audit: AuditService; now: () => number }) {}
 

@@ -3,10 +3,10 @@ import { newId } from '../../../shared/ids.js'
 import { MAX_FUTURE_SKEW_SECONDS, type Punch, type PunchInput } from '../../../shared/punch.js'
 import { formatInZone, formatServerTime, parseTimestamp } from '../../../shared/time.js'
 import { AppError } from '../../app-error.js'
+import type { TenantContext } from '../../auth/tenant-context.js'
 import type { RunInTransaction } from '../../db/group-commit.js'
 import type { Database } from '../../db/schema.js'
 import { EmployeeStore } from '../employees/store.js'
-import type { TenantContext } from '../tenants/tenant-context.js'
 import type { WebhookOutbox } from '../webhooks/outbox.js'
 import { punchFingerprint } from './punch-fingerprint.js'
 import { type PunchRow, PunchStore } from './store.js'
@@ -190,7 +190,8 @@ export async function ingestPunches(
     }
     const final = withFollowers(done, followers)
     await onCommit(trx, final)
-    // The attendance.punch.created events, in the punches' own transaction (the outbox, issue 5).
+    // The attendance.punch.created events, in the punches' own transaction (the outbox,
+    // docs/decisions/0020-webhook-outbox.md).
     await outbox.emit(
       trx,
       tenant.id,

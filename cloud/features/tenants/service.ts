@@ -2,12 +2,12 @@ import type { Kysely } from 'kysely'
 import { newId } from '../../../shared/ids.js'
 import { isValidTimeZone, nowMicros } from '../../../shared/time.js'
 import { AppError } from '../../app-error.js'
+import { DEFAULT_BACKFILL_DAYS, DEFAULT_TIME_ZONE } from '../../auth/tenant-context.js'
 import type { Database } from '../../db/schema.js'
 import { isUniqueViolation } from '../../db/unique-violation.js'
 import { generatePassword, hashPassword } from '../console-auth/password.js'
 import { ConsoleUserStore } from '../console-auth/store.js'
 import { TenantStore } from './store.js'
-import { DEFAULT_BACKFILL_DAYS, DEFAULT_TIME_ZONE } from './tenant-context.js'
 
 export interface CreateTenantInput {
   name: string

@@ -21,7 +21,7 @@ export class TenantStore {
    * Hands out `count` consecutive change times (µs), each later than every one given before in this
    * tenant and not before `now`. The UPDATE locks the tenant row until the caller's transaction ends,
    * so change times are assigned in commit order and a sync by `updatedAt` cannot pass over a change
-   * that commits late (DESIGN.md §2, incremental sync). Must run inside that transaction.
+   * that commits late (docs/decisions/0009-incremental-sync.md). Must run inside that transaction.
    */
   async reserveChangeTimes(tenantId: string, count: number, now: number): Promise<number> {
     const row = await this.db

@@ -1,12 +1,12 @@
 import type { Kysely, Transaction } from 'kysely'
 import { newId } from '../../../shared/ids.js'
 import type { Database } from '../../db/schema.js'
+import type { WebhookSettings } from '../../settings/webhook-settings.js'
 import type { AuditService } from '../audit/service.js'
 import { type DeliveryRow, DeliveryStore } from './delivery-store.js'
 import { type EndpointRow, EndpointStore } from './endpoint-store.js'
 import type { WebhookOutbox } from './outbox.js'
 import type { AttemptResult } from './webhook-sender.js'
-import type { WebhookSettings } from './webhook-settings.js'
 
 /**
  * The longest a receiver's Retry-After may hold a delivery back: past it, the schedule's own step
@@ -33,7 +33,7 @@ export interface AttemptRecorderOptions {
 }
 
 /**
- * Writes an attempt's outcome (issue 5): its log entry and the delivery's next step (succeeded, a
+ * Writes an attempt's outcome: its log entry and the delivery's next step (succeeded, a
  * retry per the schedule, exhausted), and for a failure whether the endpoint is now to be disabled,
  * all in one transaction, under the claim the attempt was made with.
  */

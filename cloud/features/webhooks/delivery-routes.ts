@@ -10,7 +10,7 @@ import type { DeliveryService } from './delivery-service.js'
 
 const TAGS = ['Webhook deliveries']
 
-/** The delivery log (issue 5), under /api/console/v1. */
+/** The delivery log, under /api/console/v1. */
 export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox<{ deliveries: DeliveryService }> = async (
   app,
   { deliveries },

@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely'
 import PQueue from 'p-queue'
 import type { LogFn } from 'pino'
 import type { Database } from '../../db/schema.js'
-import type { SecretBox } from '../../secret-box.js'
+import type { SecretBox } from '../../db/secret-box.js'
+import type { WebhookSettings } from '../../settings/webhook-settings.js'
 import type { AuditService } from '../audit/service.js'
 import { ADDRESS_NOT_ALLOWED } from './attempt-error.js'
 import { AttemptRecorder } from './attempt-recorder.js'
@@ -12,7 +13,6 @@ import { EndpointStore } from './endpoint-store.js'
 import { fanOutEvents } from './fan-out.js'
 import type { WebhookOutbox } from './outbox.js'
 import type { AttemptResult, WebhookSender } from './webhook-sender.js'
-import type { WebhookSettings } from './webhook-settings.js'
 
 /** How often an idle dispatcher looks for due retries and events from other instances. */
 const IDLE_POLL_MS = 250
@@ -40,9 +40,9 @@ export interface DispatcherOptions {
 }
 
 /**
- * The webhook dispatcher (issue 5, DESIGN.md §4). In a loop: fan new events out to the endpoints
- * that want them (one delivery each), claim deliveries that are due, and attempt them through
- * p-queue, bounded overall and per endpoint. The delivery rows are the queue: a claim is a lease
+ * The webhook dispatcher (docs/development/architecture.md#events-and-webhooks). In a loop: fan new events
+ * out to the endpoints that want them (one delivery each), claim deliveries that are due, and attempt them
+ * through p-queue, bounded overall and per endpoint. The delivery rows are the queue: a claim is a lease
  * (claimed_until), so the work of an instance that dies is taken over when its lease runs out, and
  * re-sent with the same webhook-id. An attempt's outcome is written by the AttemptRecorder.
  */
@@ -74,7 +74,8 @@ export class WebhookDispatcher {
   /**
    * Stops taking work, lets attempts in flight finish for `graceMs`, then cuts the rest short. A cut
    * attempt is not logged; its claim is dropped, so the next dispatcher sends it again, with the same
-   * webhook-id (the receiver may have had it: at-least-once, DESIGN.md §4).
+   * webhook-id (the receiver may have had it: at-least-once,
+   * docs/decisions/0020-webhook-outbox.md).
    */
   async stop(graceMs = 5000): Promise<void> {
     this.running = false

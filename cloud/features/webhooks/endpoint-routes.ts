@@ -19,7 +19,7 @@ import type { EndpointService } from './endpoint-service.js'
 
 const TAGS = ['Webhooks']
 
-/** Administration of a tenant's webhook endpoints (issue 5), under /api/console/v1. */
+/** Administration of a tenant's webhook endpoints, under /api/console/v1. */
 export const webhookEndpointRoutes: FastifyPluginAsyncTypebox<{
   endpoints: EndpointService
   deliveries: DeliveryService

@@ -5,16 +5,17 @@ import { formatServerTime } from '../../../shared/time.js'
 import { isWebhookEventType, type WebhookEventType } from '../../../shared/webhook-events.js'
 import type { WebhookEndpoint, WebhookEndpointInput } from '../../../shared/webhooks.js'
 import { AppError } from '../../app-error.js'
+import type { Actor } from '../../auth/actor.js'
 import type { RunInTransaction } from '../../db/group-commit.js'
 import type { Database } from '../../db/schema.js'
-import type { SecretBox } from '../../secret-box.js'
-import type { Actor, AuditService } from '../audit/service.js'
+import type { SecretBox } from '../../db/secret-box.js'
+import { DEFAULT_WEBHOOK_SETTINGS } from '../../settings/webhook-settings.js'
+import type { AuditService } from '../audit/service.js'
 import { type EndpointRow, type EndpointSecretRow, EndpointStore } from './endpoint-store.js'
 import { fanOutEvents } from './fan-out.js'
 import type { WebhookOutbox } from './outbox.js'
 import type { WebhookUrlPolicy } from './url-policy.js'
 import { generateSigningSecret } from './webhook-sender.js'
-import { DEFAULT_WEBHOOK_SETTINGS } from './webhook-settings.js'
 
 /** After a rotation the old secret still signs for this long unless chosen otherwise (0 to 30 days). */
 export const DEFAULT_SECRET_GRACE_SECONDS = 24 * 3600
@@ -43,7 +44,10 @@ export function toEndpoint(row: EndpointRow, secrets: readonly EndpointSecretRow
   }
 }
 
-/** Webhook endpoints (issue 5): registered, changed, paused and resumed, tested, their secrets rotated and shown. */
+/**
+ * Webhook endpoints: registered, changed, paused and resumed, tested, their secrets rotated and
+ * shown (docs/decisions/0042-webhook-event-and-endpoint-semantics.md).
+ */
 export class EndpointService {
   constructor(
     private readonly deps: {

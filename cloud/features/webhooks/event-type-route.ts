@@ -10,7 +10,10 @@ const CATALOG = {
   })),
 }
 
-/** GET /api/public/v1/webhook-event-types (issue 5): every event an endpoint can ask for. */
+/**
+ * GET /api/public/v1/webhook-event-types: every event an endpoint can ask for
+ * (docs/decisions/0051-public-event-catalog.md).
+ */
 export const webhookEventTypeRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/webhook-event-types',

@@ -13,9 +13,9 @@ export interface EmittedEvent<T extends WebhookEventType = WebhookEventType> {
 }
 
 /**
- * The transactional outbox of webhook events (issue 5): an event is a row written in the same
- * transaction as the change it reports, so none is lost when the process dies after the change,
- * and none is sent for a change that rolled back. The dispatcher fans events out to endpoints.
+ * The transactional outbox of webhook events (docs/decisions/0020-webhook-outbox.md): an event is a row
+ * written in the same transaction as the change it reports, so none is lost when the process dies after the
+ * change, and none is sent for a change that rolled back. The dispatcher fans events out to endpoints.
  * The body is fixed here, once, as every delivery of it will send it: `{type, timestamp, data}`.
  */
 export class WebhookOutbox {

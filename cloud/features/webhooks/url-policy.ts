@@ -13,7 +13,7 @@ const MAX_URL_LENGTH = 2048
 /**
  * Addresses ipaddr.js (and so request-filtering-agent) calls unicast that no receiver has: the
  * deprecated IPv4-compatible IPv6 block (RFC 4291 §2.5.5.1), where `[::127.0.0.1]` or
- * `[::169.254.169.254]` passed as public (found by the issue 8 security suite).
+ * `[::169.254.169.254]` passed as public (found by the security tests).
  */
 const DENIED = ['::/96'].map((cidr) => ipaddr.parseCIDR(cidr))
 
@@ -93,9 +93,9 @@ class StrictHttpsAgent extends RequestFilteringHttpsAgent {
 }
 
 /**
- * Where webhooks may go (issue 5, DESIGN.md §4): https on the public internet. The decisive check
- * is made when connecting, by request-filtering-agent, on the address DNS actually returned, so an
- * IP literal, a name resolving to loopback and DNS rebinding are all refused: no loopback, private,
+ * Where webhooks may go (docs/decisions/0022-webhook-ssrf-guard.md): https on the public internet. The
+ * decisive check is made when connecting, by request-filtering-agent, on the address DNS actually returned,
+ * so an IP literal, a name resolving to loopback and DNS rebinding are all refused: no loopback, private,
  * link-local (169.254.169.254, cloud metadata) or other non-unicast address. The allowlist
  * (HAJRI_WEBHOOK_ALLOWLIST: host names, IPs and CIDRs) opens chosen hosts, with plain http, for
  * development and tests.

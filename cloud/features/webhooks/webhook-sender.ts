@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto'
 import { StringDecoder } from 'node:string_decoder'
 import got from 'got'
 import { Webhook } from 'standardwebhooks'
+import { DEFAULT_WEBHOOK_SETTINGS } from '../../settings/webhook-settings.js'
 import { attemptError } from './attempt-error.js'
 import type { WebhookUrlPolicy } from './url-policy.js'
-import { DEFAULT_WEBHOOK_SETTINGS } from './webhook-settings.js'
 
 /** What one attempt came to. */
 export interface AttemptResult {
@@ -40,9 +40,9 @@ export function generateSigningSecret(): string {
 }
 
 /**
- * Standard Webhooks v1 signature header (DESIGN.md §4): `v1,<base64 HMAC-SHA256 of
- * id.timestamp.body>`, one per live secret, space-separated, so a receiver holding either the old or
- * the new secret verifies while a rotation is in its grace period. Signed by the standardwebhooks
+ * Standard Webhooks v1 signature header (docs/decisions/0019-standard-webhooks-signatures.md): `v1,<base64
+ * HMAC-SHA256 of id.timestamp.body>`, one per live secret, space-separated, so a receiver holding either the
+ * old or the new secret verifies while a rotation is in its grace period. Signed by the standardwebhooks
  * package itself, so what we send is what its verify() checks.
  */
 export function signatureHeader(

@@ -1,6 +1,6 @@
 /**
- * OWASP API2:2023 Broken Authentication (issue 8: "expired, revoked and tampered credentials;
- * constant-time comparisons; token endpoint brute force"). Every kind of credential (API key, OAuth
+ * OWASP API2:2023 Broken Authentication: expired, revoked and tampered credentials;
+ * constant-time comparisons; token endpoint brute force. Every kind of credential (API key, OAuth
  * access token, admin token, console session, OAuth client secret, console password) is tried
  * expired, revoked, with one character changed, forged with a valid checksum, truncated and swapped
  * for a credential of another kind: each is a 401 with its challenge. The secrets are checked by
@@ -373,7 +373,7 @@ describe('OWASP API2: no secret in the cloud is compared with == or ===', () => 
     'cloud/features/oauth/client-authentication.ts',
     'cloud/features/console-auth/admin-token-service.ts',
     'cloud/features/console-auth/session-service.ts',
-    'cloud/features/console-auth/session-guard.ts',
+    'cloud/http/session-guard.ts',
     'cloud/features/console-auth/password.ts',
     'cloud/plugins/bearer-token.ts',
   ]

@@ -1,7 +1,7 @@
 /**
- * OWASP API4:2023, slow clients (issue 8): a client that sends its headers or its body a little at
+ * OWASP API4:2023, slow clients: a client that sends its headers or its body a little at
  * a time (slowloris, "slow POST"), or connects and sends nothing, or keeps an idle keep-alive
- * connection, is cut off by the server's timeouts (cloud/plugins/server-timeouts.ts), here set to
+ * connection, is cut off by the server's timeouts (cloud/settings/server-timeouts.ts), here set to
  * fractions of a second. Nothing is timed: each scenario waits, with a generous deadline, for the
  * server to close the connection.
  */
@@ -9,8 +9,9 @@ import { connect, type Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../../cloud/app.js'
-import { ConfigError, loadCloudConfig } from '../../../cloud/config.js'
-import { DEFAULT_SERVER_TIMEOUTS, serverTimeoutOptions } from '../../../cloud/plugins/server-timeouts.js'
+import { loadCloudConfig } from '../../../cloud/config.js'
+import { ConfigError } from '../../../cloud/settings/config-error.js'
+import { DEFAULT_SERVER_TIMEOUTS, serverTimeoutOptions } from '../../../cloud/settings/server-timeouts.js'
 import { TestCloud } from '../../support/cloud-harness.js'
 
 /** Bounds the wait for the server to act; never a measure of how fast it did. */

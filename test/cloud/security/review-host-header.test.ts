@@ -8,7 +8,8 @@ import { connect } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../../cloud/app.js'
-import { ConfigError, loadCloudConfig } from '../../../cloud/config.js'
+import { loadCloudConfig } from '../../../cloud/config.js'
+import { ConfigError } from '../../../cloud/settings/config-error.js'
 import { TestCloud } from '../../support/cloud-harness.js'
 
 /** A raw HTTP/1.1 exchange: node's own clients will not send two Host headers or a bad one. */

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { WebhookDispatcher } from '../../../cloud/features/webhooks/dispatcher.js'
 import { WebhookSender } from '../../../cloud/features/webhooks/webhook-sender.js'
-import { DEFAULT_WEBHOOK_SETTINGS } from '../../../cloud/features/webhooks/webhook-settings.js'
+import { DEFAULT_WEBHOOK_SETTINGS } from '../../../cloud/settings/webhook-settings.js'
 import { TestCloud } from '../../support/cloud-harness.js'
 import { WebhookReceiver } from '../../support/webhook-receiver.js'
 import { createEndpoint, newTenantConsole, waitForDelivery } from '../features/webhooks/webhook-kit.js'

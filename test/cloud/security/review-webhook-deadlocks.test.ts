@@ -22,8 +22,8 @@ import { buildApp } from '../../../cloud/app.js'
 import { type DatabaseHandle, openDatabase } from '../../../cloud/db/database.js'
 import { transactionRunner } from '../../../cloud/db/group-commit.js'
 import { migrateToLatest } from '../../../cloud/db/migrate.js'
-import { DEFAULT_WEBHOOK_SETTINGS } from '../../../cloud/features/webhooks/webhook-settings.js'
 import errorsPlugin from '../../../cloud/plugins/errors.js'
+import { DEFAULT_WEBHOOK_SETTINGS } from '../../../cloud/settings/webhook-settings.js'
 import {
   bearer,
   createTestDatabaseUrl,

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { AppError } from '../../../../cloud/app-error.js'
-import type { Actor } from '../../../../cloud/features/audit/service.js'
+import type { Actor } from '../../../../cloud/auth/actor.js'
 import { hashSecret } from '../../../../cloud/features/credentials/secret-format.js'
 import type { AuditEntry } from '../../../../shared/audit.js'
 import { formatServerTime, nowMicros } from '../../../../shared/time.js'

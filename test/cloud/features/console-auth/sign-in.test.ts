@@ -1,13 +1,13 @@
 /**
- * Issue 6, "Sign-in and roles": users sign in with an email and a password (scrypt); a wrong email
- * and a wrong password are answered alike; repeated failures earn growing delays for the email from
- * an address, the email from the addresses that failed, and an address, across instances; every sign-in and failed sign-in is audited, and no
- * password reaches the audit log or the logs.
+ * Sign-in (docs/decisions/0071-console-sign-in-delays.md): users sign in with an email and a password
+ * (scrypt); a wrong email and a wrong password are answered alike; repeated failures earn growing delays for
+ * the email from an address, the email from the addresses that failed, and an address, across instances;
+ * every sign-in and failed sign-in is audited, and no password reaches the audit log or the logs.
  */
 import { Writable } from 'node:stream'
 import pino from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
-import { buildApp, loggerOptions } from '../../../../cloud/app.js'
+import { buildApp } from '../../../../cloud/app.js'
 import {
   DUMMY_PASSWORD_HASH,
   hashPassword,
@@ -15,6 +15,7 @@ import {
 } from '../../../../cloud/features/console-auth/password.js'
 import { SESSION_IDLE_SECONDS } from '../../../../cloud/features/console-auth/session-service.js'
 import { delayAfter, SIGN_IN_DELAYS } from '../../../../cloud/features/console-auth/sign-in-throttle.js'
+import { loggerOptions } from '../../../../cloud/logger-options.js'
 import { describeEachDatabase } from '../../../support/cloud-harness.js'
 import {
   activate,
@@ -376,7 +377,7 @@ describe('the hash an unknown email is checked against', () => {
 })
 
 describe('sign-in delay settings', () => {
-  it('exports the delays the README documents', () => {
+  it('exports the delays docs/development/security.md documents (review #8)', () => {
     expect(SIGN_IN_DELAYS).toEqual({
       accountFromAddress: { free: 3, firstDelaySeconds: 1, maxDelaySeconds: 900 },
       account: { free: 10, firstDelaySeconds: 1, maxDelaySeconds: 900 },

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { WebhookDispatcher } from '../../../../cloud/features/webhooks/dispatcher.js'
-import { DEFAULT_WEBHOOK_SETTINGS } from '../../../../cloud/features/webhooks/webhook-settings.js'
+import { DEFAULT_WEBHOOK_SETTINGS } from '../../../../cloud/settings/webhook-settings.js'
 import { parseTimestamp } from '../../../../shared/time.js'
 import type { DeliveryStatus } from '../../../../shared/webhooks.js'
 import {
@@ -12,7 +12,7 @@ import {
 } from '../../../support/cloud-harness.js'
 import { adminConsole, type ConsoleApi, viewerConsole } from '../../console-kit.js'
 
-// Issue 6, administration API: the dashboard's punches per hour and webhook delivery outcomes per
+// The administration API: the dashboard's punches per hour and webhook delivery outcomes per
 // day, counted in SQL on either database, in the tenant's time zone (Asia/Kolkata is +05:30, so
 // its hours start at half past UTC; America/New_York puts its clocks back on 2026-11-01).
 

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ingestPunches } from '../../../../cloud/features/punches/ingest.js'
 import { WebhookDispatcher } from '../../../../cloud/features/webhooks/dispatcher.js'
 import { WebhookSender } from '../../../../cloud/features/webhooks/webhook-sender.js'
-import { DEFAULT_WEBHOOK_SETTINGS } from '../../../../cloud/features/webhooks/webhook-settings.js'
 import { createServices } from '../../../../cloud/services.js'
+import { DEFAULT_WEBHOOK_SETTINGS } from '../../../../cloud/settings/webhook-settings.js'
 import {
   bearer,
   describeEachDatabase,
@@ -22,7 +22,8 @@ import {
   newTenantConsole,
 } from './webhook-kit.js'
 
-// Issue 5: events are written in the transaction of the change that emits them (an outbox): each change
+// Events are written in the transaction of the change that emits them (an outbox,
+// docs/decisions/0020-webhook-outbox.md): each change
 // is told once, and none is told for a change that rolled back. An endpoint gets the events it asked for.
 
 const receiver = new WebhookReceiver()

@@ -1,13 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { DEFAULT_RETRY_SCHEDULE } from '../../../../cloud/features/webhooks/webhook-settings.js'
+import { DEFAULT_RETRY_SCHEDULE } from '../../../../cloud/settings/webhook-settings.js'
 import { nowMicros, parseTimestamp } from '../../../../shared/time.js'
 import type { WebhookDeliveryDetail } from '../../../../shared/webhooks.js'
 import { describeEachDatabase } from '../../../support/cloud-harness.js'
 import { WebhookReceiver } from '../../../support/webhook-receiver.js'
 import { createEndpoint, newTenantConsole, sleep, waitForDelivery } from './webhook-kit.js'
 
-// Issue 5: retries immediately, then per the schedule, ±10 % jitter; Retry-After honoured; after the
-// last attempt the delivery is exhausted.
+// Retries (docs/decisions/0021-webhook-retries.md): immediately, then per the schedule, ±10 % jitter;
+// Retry-After honoured; after the last attempt the delivery is exhausted.
 
 const SECOND = 1_000_000
 const JITTER = 0.1

@@ -1,4 +1,7 @@
-/** How the dispatcher behaves; each from an environment variable (config.ts), defaults per issue 5. */
+/**
+ * How the dispatcher behaves; each from an environment variable (config.ts), with its default
+ * (docs/decisions/0021-webhook-retries.md).
+ */
 export interface WebhookSettings {
   /** Seconds before each attempt: the first is immediate (HAJRI_WEBHOOK_RETRY_SCHEDULE). */
   retrySchedule: readonly number[]
@@ -28,7 +31,7 @@ export interface WebhookSettings {
   maxEndpointsPerTenant: number
 }
 
-/** Issue 5: immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+/** Immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (docs/decisions/0021-webhook-retries.md). */
 export const DEFAULT_RETRY_SCHEDULE = [0, 5, 300, 1800, 7200, 18_000, 36_000, 36_000] as const
 
 export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {

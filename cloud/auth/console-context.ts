@@ -1,11 +1,12 @@
-import type { ConsoleRole } from '../../../shared/console-auth.js'
-import type { Actor } from '../audit/service.js'
-import type { TenantContext } from '../tenants/tenant-context.js'
+import type { ConsoleRole } from '../../shared/console-auth.js'
+import type { Actor } from './actor.js'
+import type { TenantContext } from './tenant-context.js'
 
 /**
  * Who is calling the administration API (/api/console/v1): set on the request by the console-auth
- * plugin. Either an admin token from the CLI (issue 5), for scripts, or a console user signed in with
- * a session cookie (issue 6); both fill the same shape, so routes and services need not know which.
+ * plugin. Either an admin token from the CLI, for scripts, or a console user signed in with
+ * a session cookie; both fill the same shape, so routes and services need not know which
+ * (docs/decisions/0047-admin-tokens-and-sessions.md).
  */
 export interface ConsoleContext {
   tenant: TenantContext

@@ -1,7 +1,7 @@
 import type { ServerOptions } from 'node:http'
 
 /**
- * How long a client may take (issue 8, OWASP API4:2023: slow clients). Without these, Fastify
+ * How long a client may take (OWASP API4:2023: slow clients). Without these, Fastify
  * leaves `requestTimeout` and `connectionTimeout` at 0: a client trickling a body a byte at a time
  * (slowloris, "slow POST") held its connection and its parser for ever. All in milliseconds.
  */

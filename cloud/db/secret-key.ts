@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { ConfigError } from './config.js'
-import type { DatabaseTarget } from './db/database-url.js'
+import { ConfigError } from '../settings/config-error.js'
+import type { DatabaseTarget } from '../settings/database-url.js'
 
 export interface SecretKeySettings {
   /** 32 bytes, base64 (HAJRI_SECRET_KEY). */

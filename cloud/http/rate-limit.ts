@@ -15,10 +15,10 @@ const REMAINING = 'ratelimit-remaining'
 const RESET = 'ratelimit-reset'
 
 /**
- * @fastify/rate-limit with Hajri's conventions (DESIGN.md §2): IETF draft headers `RateLimit-Limit`,
- * `RateLimit-Remaining`, `RateLimit-Reset`, a 429 with `Retry-After` and the problem `rate_limited`,
- * one-minute windows. If Redis fails, requests are let through and the failure logged: a limit
- * protects the service, and refusing punches because a cache is down would not.
+ * @fastify/rate-limit with Hajri's conventions (docs/decisions/0012-per-credential-rate-limits.md): IETF
+ * draft headers `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`, a 429 with `Retry-After` and the
+ * problem `rate_limited`, one-minute windows. If Redis fails, requests are let through and the failure
+ * logged: a limit protects the service, and refusing punches because a cache is down would not.
  *
  * While requests are let through uncounted, no `RateLimit-*` header is sent: the plugin would still
  * send them, with the whole limit remaining, promising a limit that is not being kept. A request

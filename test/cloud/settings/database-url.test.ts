@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { parseDatabaseUrl } from '../../../cloud/db/database-url.js'
+import { parseDatabaseUrl } from '../../../cloud/settings/database-url.js'
 
 describe('parseDatabaseUrl', () => {
   const cwd = '/srv/hajri'

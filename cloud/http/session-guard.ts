@@ -1,9 +1,11 @@
 import type { CookieSerializeOptions } from '@fastify/cookie'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { AppError } from '../../app-error.js'
-import type { AuthenticatedSession, ConsoleSessionService } from './session-service.js'
+import { AppError } from '../app-error.js'
 
-/** The session cookie (issue 6 contract). Not `__Host-`: that prefix needs https, and a local console runs over http. */
+/**
+ * The session cookie (docs/decisions/0045-console-sessions.md). Not `__Host-`: that prefix needs https, and a
+ * local console runs over http.
+ */
 export const SESSION_COOKIE = 'hajri_session'
 
 /** The header a signed-in browser echoes its session's CSRF token in (OWASP synchronizer token pattern). */
@@ -48,7 +50,10 @@ export function consoleOrigin(publicUrl: string | undefined): ConsoleOrigin {
   }
 }
 
-/** The cookie's attributes (issue 6: HttpOnly, SameSite=Strict, and Secure when served over https). */
+/**
+ * The cookie's attributes: HttpOnly, SameSite=Strict, and Secure when served over https
+ * (docs/decisions/0045-console-sessions.md).
+ */
 export function sessionCookieOptions(request: FastifyRequest, origin: ConsoleOrigin): CookieSerializeOptions {
   return { path: '/', httpOnly: true, sameSite: 'strict', secure: origin.isHttps(request) }
 }
@@ -70,8 +75,17 @@ export function assertSameOrigin(request: FastifyRequest, origin: ConsoleOrigin)
   }
 }
 
-export interface SessionGuardOptions {
-  sessions: ConsoleSessionService
+/**
+ * What the guard needs of the console's sessions: finding one by its cookie, and checking its CSRF
+ * token. The console session service provides it; the guard stays below the features that use it.
+ */
+export interface SessionVerifier<Session> {
+  authenticate(secret: string, ip: string | null): Promise<Session | undefined>
+  csrfMatches(session: Session, presented: string | undefined): boolean
+}
+
+export interface SessionGuardOptions<Session> {
+  sessions: SessionVerifier<Session>
   origin: ConsoleOrigin
   /** The WWW-Authenticate challenge of a 401: the cookie's, unless the route takes a bearer token too. */
   challenge?: string
@@ -82,11 +96,11 @@ export interface SessionGuardOptions {
  * `session_expired` with one that no longer works, which is then cleared); 403 `csrf_failed` for a
  * foreign Origin, or for a state-changing request without its session's X-CSRF-Token.
  */
-export async function requireSession(
+export async function requireSession<Session>(
   request: FastifyRequest,
   reply: FastifyReply,
-  { sessions, origin, challenge = COOKIE_CHALLENGE }: SessionGuardOptions,
-): Promise<AuthenticatedSession> {
+  { sessions, origin, challenge = COOKIE_CHALLENGE }: SessionGuardOptions<Session>,
+): Promise<Session> {
   assertSameOrigin(request, origin)
   const headers = { 'www-authenticate': challenge }
   const secret = request.cookies[SESSION_COOKIE]

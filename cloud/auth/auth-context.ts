@@ -1,5 +1,5 @@
-import type { Scope } from '../../../shared/scopes.js'
-import type { TenantContext } from '../tenants/tenant-context.js'
+import type { Scope } from '../../shared/scopes.js'
+import type { TenantContext } from './tenant-context.js'
 
 /** Who is calling: set on the request by the auth plugin, passed to services as the tenant. */
 export interface AuthContext {
