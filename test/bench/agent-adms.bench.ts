@@ -27,7 +27,7 @@ interface Scenario {
   warmupSeconds: number
   seconds: number
   rounds: number
-  /** The goals apply (the backlog figures); realtime figures are shown without. */
+  /** The goals apply (the backlog figures); realtime figures are shown without. */
   goals: boolean
 }
 

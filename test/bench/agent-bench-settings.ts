@@ -5,7 +5,7 @@ import { serviceNodeFlags } from './agent-service-flags.js'
  * environment the same way, so a run can be shortened while working on them.
  */
 export interface AgentBenchSettings {
-  /** HAJRI_BENCH_DRAIN_PUNCHES: the backlog agent-drain spools and drains (issue 4: 1,000,000). */
+  /** HAJRI_BENCH_DRAIN_PUNCHES: the backlog agent-drain spools and drains (1,000,000 by default). */
   drainPunches: number
   /**
    * HAJRI_BENCH_DRAIN_CHUNK: punches per chunk file of that backlog; by default spool.chunkPunches,

@@ -197,7 +197,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
       `MQTT device (topic ${BENCH_TOPIC}, JSON payloads), its spool in a temporary directory, and a cloud URL ` +
       'on which nothing listens, so forwarding only backs off and does not compete. Load, from the bench ' +
       `process: mqtt.js (MQTT 3.1.1) on ${mqttClients} connections, each keeping ${mqttWindow} QoS 1 ` +
-      'publishes of distinct valid punches (DESIGN.md §5 JSON) waiting for their PUBACK, a new one sent as ' +
+      'publishes of distinct valid JSON punches waiting for their PUBACK, a new one sent as ' +
       'each PUBACK arrives; PUBACKs per second are counted. Baseline: a bare aedes broker (`new Aedes()` on a ' +
       'net server, no hooks, in-memory persistence) in a child process, same load, in alternating rounds ' +
       `(${settings.warmupSeconds} s warm-up each, then ${settings.rounds} rounds of ${settings.seconds} s per ` +

@@ -38,7 +38,7 @@ export function cpuSeconds(pid: number): number {
 
 /**
  * Resident memory now and at its highest since the process started (VmRSS and VmHWM of
- * /proc/<pid>/status), in MB of 10^6 bytes: the unit of issue 4's "peak RSS <= 150 MB", read the
+ * /proc/<pid>/status), in MB of 10^6 bytes: the unit of the goal "peak RSS <= 150 MB", read the
  * strict way (150 MB is 143 MiB).
  */
 export function memoryMB(pid: number): { rss: number; peak: number } {

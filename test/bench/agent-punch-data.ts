@@ -12,9 +12,10 @@ export function benchEmployeeCodes(count: number): string[] {
 }
 
 /**
- * MQTT payloads as DESIGN.md §5 shows them (`{"employeeCode","punchType","punchedAt"}`, device time
- * with its offset), each a new punch: cycling over the employees, one millisecond apart from some
- * hours ago, so every one is a valid punch the agent spools (not a dead letter for a wrong clock).
+ * MQTT payloads as docs/decisions/0030-mqtt-json-payload.md shows them
+ * (`{"employeeCode","punchType","punchedAt"}`, device time with its offset), each a new punch: cycling over
+ * the employees, one millisecond apart from some hours ago, so every one is a valid punch the agent spools
+ * (not a dead letter for a wrong clock).
  */
 export function mqttPunchPayloads(employeeCodes: readonly string[]): PayloadSource {
   const start = (Date.now() - 6 * 3_600_000) * 1000

@@ -6,7 +6,7 @@ const UNIT = fileURLToPath(new URL('../../deploy/hajri-agent.service', import.me
 /**
  * The node flags deploy/hajri-agent.service starts the agent with: the words of its ExecStart=
  * between the node binary and the script. The agent benchmarks run the agent with these by
- * default, so that their RSS is the one a site gets from the unit as shipped (issue 4: peak RSS
+ * default, so that their RSS is the one a site gets from the unit as shipped (the goal: peak RSS
  * while draining).
  */
 export function serviceNodeFlags(unitFile = UNIT): string[] {

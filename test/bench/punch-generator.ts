@@ -22,7 +22,7 @@ export function createPunchGenerator(employeeCodes: readonly string[]): () => Pu
     return {
       employeeCode: employeeCodes[i % employeeCodes.length] as string,
       punchType: round % 2 === 0 ? 'IN' : 'OUT',
-      // An agent sends device time with its offset (DESIGN.md §2), as here.
+      // An agent sends device time with its offset (docs/decisions/0010-rfc-3339-times.md), as here.
       punchedAt: formatTimestamp(start + i * 1000, IST_MINUTES),
       deviceId: 'gate-1',
       source: 'hajri-bench',

@@ -17,8 +17,8 @@ export interface Goal {
 }
 
 /**
- * One reported number. A benchmark reports, it never fails on speed (DESIGN.md §6): `goal` is
- * shown next to the figure for a reader to judge.
+ * One reported number. A benchmark reports, it never fails on speed
+ * (docs/decisions/0032-speed-is-benchmarked.md): `goal` is shown next to the figure for a reader to judge.
  */
 export interface Figure {
   name: string

@@ -16,9 +16,9 @@ import { ms, percentiles } from './webhook-percentiles.js'
 
 const PATH = '/api/public/v1/attendance/punches'
 const EMPLOYEES = 500
-/** Punches a second, one POST each, on a fixed schedule (issue 5's load). */
+/** Punches a second, one POST each, on a fixed schedule. */
 const RATE = 100
-/** Issue 5: punch-to-webhook p50 under 100 ms. */
+/** The goal: punch-to-webhook p50 under 100 ms. */
 const GOAL_P50_MS = 100
 /**
  * After the last punch, webhooks still arriving are waited for however long they take (a dispatcher

@@ -1,6 +1,6 @@
 /**
- * DESIGN.md §2 for the administration API (issue 5, and issue 6's "a user of tenant A cannot reach
- * any of tenant B's objects" and "a viewer cannot change anything"): for every route under
+ * Tenancy for the administration API (docs/decisions/0005-tenant-from-credential.md): a user of tenant A
+ * cannot reach any of tenant B's objects, and a viewer cannot change anything. For every route under
  * /api/console/v1, how tenant A's admin token tries to reach tenant B's objects (webhook endpoints
  * and deliveries, API keys, OAuth apps, employees, audit entries, console users, dashboard counts)
  * and what must happen instead; and that a viewer is refused every route that changes something. A

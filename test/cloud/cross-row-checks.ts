@@ -1,7 +1,7 @@
 /**
- * What holds between stored rows, for fuzz-stored-records.test.ts (issue 8: "no stored malformed
- * record"): a row can be well formed on its own (stored-row-checks.ts) and still be wrong next to
- * the others.
+ * What holds between stored rows, for fuzz-stored-records.test.ts (no input may
+ * leave a malformed record stored): a row can be well formed on its own (stored-row-checks.ts) and still be
+ * wrong next to the others.
  */
 import type { TableName } from './database-changes.js'
 
@@ -29,9 +29,9 @@ const REFERENCES: { from: TableName; column: string; to: TableName; same?: [stri
 ]
 
 /**
- * What holds between rows (DESIGN.md §2): every reference stays within its tenant (a foreign key
- * alone would let a punch name another tenant's employee), a punch shows its employee's code, a
- * delivery its event's type and as many attempts as it has rows; a tenant's employees each have an
+ * What holds between rows (docs/decisions/0005-tenant-from-credential.md): every reference stays within its
+ * tenant (a foreign key alone would let a punch name another tenant's employee), a punch shows its employee's
+ * code, a delivery its event's type and as many attempts as it has rows; a tenant's employees each have an
  * updatedAt of their own, none after the tenant's change clock ("make updatedAt strictly increasing
  * per tenant").
  */

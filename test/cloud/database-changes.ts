@@ -1,6 +1,6 @@
 /**
- * What one request changed in the database, row by row, for the fuzz of stored records (issue 8:
- * "no input produces ... a stored malformed record"). A full copy of every table is kept and
+ * What one request changed in the database, row by row, for the fuzz of stored records (no
+ * input may leave a malformed record stored). A full copy of every table is kept and
  * compared only when a cheap fingerprint says something was written: SQLite's total_changes() on
  * the app's one connection, or PostgreSQL's row count and newest row version (xmin) per table.
  */

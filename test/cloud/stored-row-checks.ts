@@ -1,6 +1,6 @@
 /**
- * What a well-formed stored row is, table by table (issue 8: "no input produces ... a stored
- * malformed record"). The rules come from the schemas that validate what is written (shared/*.ts)
+ * What a well-formed stored row is, table by table (no input may leave
+ * a malformed record stored). The rules come from the schemas that validate what is written (shared/*.ts)
  * and from what the code that reads a row back relies on: ids with their kind's prefix, times in
  * plausible µs, enums, JSON that parses (and a webhook event's data that matches its documented
  * schema), hashes of the right length, and text without NUL, lone surrogates or, where a person

@@ -1,9 +1,9 @@
 /**
- * deploy/compose.yaml (issue 7: "compose.yaml with PostgreSQL, Redis, two cloud instances and a
- * reverse proxy"; Must show: "`docker compose config` validates compose.yaml ... where those tools
- * exist"). The file's structure is checked by reading it with the `yaml` package, everywhere; Docker
- * Compose itself (the v2 plugin, or docker-compose 1.29 from Debian) validates it against the Compose
- * schema and resolves its variables, where it is installed. Nothing is started: that needs a daemon.
+ * deploy/compose.yaml (docs/decisions/0060-caddy-and-tini.md): PostgreSQL, Redis, two cloud instances and a
+ * reverse proxy; `docker compose config` validates it where that tool exists. The file's structure is checked
+ * by reading it with the `yaml` package, everywhere; Docker Compose itself (the v2 plugin, or docker-compose
+ * 1.29 from Debian) validates it against the Compose schema and resolves its variables, where it is
+ * installed. Nothing is started: that needs a daemon.
  */
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'

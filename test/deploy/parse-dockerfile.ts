@@ -1,5 +1,5 @@
 /**
- * Just enough of the Dockerfile syntax to check deploy/Dockerfile without a Docker daemon (issue 7):
+ * Just enough of the Dockerfile syntax to check deploy/Dockerfile without a Docker daemon:
  * comments, `\` line continuations, stages (FROM ... AS name), and exec-form (JSON) arguments.
  * https://docs.docker.com/reference/dockerfile/#format
  */

@@ -1,6 +1,6 @@
 /**
- * The systemd units in deploy/ (issue 7, Must show: "`systemd-analyze verify` accepts the unit, where
- * those tools exist"). verify exits 0 even when it warns (an unknown key is ignored, not an error),
+ * The systemd units in deploy/: `systemd-analyze verify` accepts each unit, where that tool
+ * exists. verify exits 0 even when it warns (an unknown key is ignored, not an error),
  * so the tests require its output to be empty: a warning is a setting systemd silently drops.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -69,7 +69,7 @@ describe.skipIf(systemd.skipReason !== undefined)(
     }
 
     it('reports a key in the wrong section, which the tests above would catch', async () => {
-      // The agent unit as it was before issue 7: StartLimitIntervalSec in [Service], where systemd
+      // The agent unit as it once was: StartLimitIntervalSec in [Service], where systemd
       // ignores it (and so gives up restarting after 5 failures in 10 s).
       const text = unitText('hajri-agent.service')
       expect(section(text, 'Unit')).toContain('StartLimitIntervalSec=0')

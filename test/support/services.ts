@@ -1,7 +1,7 @@
 /**
- * System components the tests use where users have them (DESIGN.md §6). Each is found at an address
- * from the environment with a local default. When one is absent its tests are skipped with a
- * one-line reason, unless HAJRI_TEST_REQUIRE_ALL=1 (CI), where that is a failure instead.
+ * System components the tests use where users have them (docs/decisions/0031-real-components-in-tests.md).
+ * Each is found at an address from the environment with a local default. When one is absent its tests are
+ * skipped with a one-line reason, unless HAJRI_TEST_REQUIRE_ALL=1 (CI), where that is a failure instead.
  */
 import pg from 'pg'
 

@@ -1,7 +1,7 @@
 /**
- * Command-line tools the deploy/ tests run where users have them (issue 7, Must show: "`docker compose
- * config` validates compose.yaml, and `systemd-analyze verify` accepts the unit, where those tools
- * exist"). Like the services in services.ts: a missing tool skips its tests with a one-line reason,
+ * Command-line tools the deploy/ tests run where users have them (`docker compose
+ * config` validates compose.yaml, and `systemd-analyze verify` accepts the units, where those tools
+ * exist). Like the services in services.ts: a missing tool skips its tests with a one-line reason,
  * unless HAJRI_TEST_REQUIRE_ALL=1 (CI), where that is a failure instead.
  */
 import { execFile } from 'node:child_process'

@@ -28,7 +28,7 @@ export interface Answer {
 type Responder = (request: ReceivedWebhook, index: number) => Answer
 
 /**
- * A real HTTP receiver on 127.0.0.1 for webhook tests (DESIGN.md §1: test/support): it records
+ * A real HTTP receiver on 127.0.0.1 for webhook tests: it records
  * every request, checks each signature with the standardwebhooks package against the secrets it is
  * given, and answers as the test says (a status, a Retry-After, a redirect, a hang).
  */

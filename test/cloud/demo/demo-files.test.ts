@@ -1,6 +1,7 @@
 /**
- * The files `npm start` keeps beside the database (issue 7): demo-credentials.json, and the agent's
- * configuration and client secret, which the real agent must accept as they are written.
+ * The files `npm start` keeps beside the database (docs/decisions/0059-npm-start-is-a-demo.md):
+ * demo-credentials.json, and the agent's configuration and client secret, which the real agent must accept as
+ * they are written.
  */
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -82,7 +83,7 @@ describe('demo settings', () => {
       dataDir: '/var/lib/hajri',
       dataDirShown: '/var/lib/hajri',
     })
-    // PostgreSQL has no directory: ./data, as the issue says.
+    // PostgreSQL has no directory: ./data.
     const pg = settings({ HAJRI_DATABASE_URL: 'postgres://h@db/hajri', HAJRI_DEMO_MQTT_PORT: '2883' })
     expect(pg).toMatchObject({ dataDir: '/home/me/hajri/data', mqttPort: 2883 })
   })

@@ -1,6 +1,6 @@
 /**
- * What `npm start` prints (issue 7): the banner for each state of the owner's password, and the
- * agent's and the simulated device's output turned into a few readable lines.
+ * What `npm start` prints (docs/decisions/0059-npm-start-is-a-demo.md): the banner for each state of the
+ * owner's password, and the agent's and the simulated device's output turned into a few readable lines.
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'

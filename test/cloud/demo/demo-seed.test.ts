@@ -1,8 +1,8 @@
 /**
- * The demo's seed (issue 7, `npm start`): what the first run makes, that later runs reuse it, and
- * that a run stopped between two steps, or a lost file, or a deleted database, never leaves the next
- * run failing: it completes or starts over. On SQLite and PostgreSQL: the seed goes through the
- * services, which both run.
+ * The demo's seed (`npm start`, docs/decisions/0059-npm-start-is-a-demo.md): what the first run makes, that
+ * later runs reuse it, and that a run stopped between two steps, or a lost file, or a deleted database, never
+ * leaves the next run failing: it completes or starts over. On SQLite and PostgreSQL: the seed goes through
+ * the services, which both run.
  */
 import { describe, expect, it } from 'vitest'
 import type { DemoCredentials } from '../../../cloud/demo/demo-credentials.js'
@@ -158,7 +158,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
           const users = await cloud.services.consoleUsers.list(credentials.tenant.id, {})
           const owner = users.data.find((u) => u.email === DEMO_OWNER_EMAIL)
           expect(owner?.mustChangePassword).toBe(true)
-          // What the first sign-in's password change stores (issue 6).
+          // What the first sign-in's password change stores.
           await new ConsoleUserStore(cloud.database.db).setPassword(
             credentials.tenant.id,
             owner?.id as string,

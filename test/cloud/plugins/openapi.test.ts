@@ -92,7 +92,7 @@ describe('OpenAPI document', () => {
     for (const route of consoleRoutes) {
       const label = `${route.method} ${route.url}`
       expect(route.url.startsWith('/api/console/v1/'), label).toBe(true)
-      // Issue 6: a session changes something only with its CSRF token.
+      // A session changes something only with its CSRF token (docs/decisions/0046-console-csrf.md).
       const session = route.method === 'GET' ? { consoleSession: [] } : { consoleSession: [], csrfToken: [] }
       expect(operation(route)?.security, label).toEqual([{ adminToken: [] }, session])
       for (const status of ['400', '401', '403', '404', '429']) {

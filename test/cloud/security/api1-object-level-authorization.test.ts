@@ -1,6 +1,6 @@
 /**
- * OWASP API1:2023 Broken Object Level Authorization (issue 8: "a cross-tenant matrix over every
- * route"). Every route of the app's own route table is tried with tenant B's credentials (API key
+ * OWASP API1:2023 Broken Object Level Authorization: a cross-tenant matrix over every
+ * route. Every route of the app's own route table is tried with tenant B's credentials (API key
  * and OAuth token on the public API, admin token and console session on the administration API,
  * B's own session and OAuth client elsewhere) against tenant A's objects: each of A's objects is a
  * 404, no answer shows any of A's ids, codes, emails or URLs, and not one of A's rows changes. A

@@ -1,5 +1,5 @@
 /**
- * OWASP API10:2023 Unsafe Consumption of APIs (issue 8). The one API the cloud consumes is its
+ * OWASP API10:2023 Unsafe Consumption of APIs. The one API the cloud consumes is its
  * tenants' webhook receivers: their answers are untrusted. Of an answer only the status, a bounded
  * Retry-After and the first KiB of the body are kept; the body is shown to admins as a JSON string,
  * under headers that forbid running or framing it, and none of the receiver's headers is passed on.

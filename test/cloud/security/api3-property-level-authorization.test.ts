@@ -1,6 +1,6 @@
 /**
- * OWASP API3:2023 Broken Object Property Level Authorization (issue 8: "no unknown property
- * accepted, no internal property leaked"). Inbound: every request schema of the OpenAPI document
+ * OWASP API3:2023 Broken Object Property Level Authorization: no unknown property
+ * accepted, no internal property leaked. Inbound: every request schema of the OpenAPI document
  * refuses properties it does not name, and every route of the route table, sent its valid request
  * plus tenantId, id, createdAt, keyHash and the like, answers 400 naming each (a route without a body
  * takes none). Outbound: no response schema names a tenant id, a hash or a sealed secret, secrets

@@ -1,6 +1,6 @@
 /**
- * OWASP API4:2023 Unrestricted Resource Consumption (issue 8: "body sizes, limit bounds, rate
- * limits, batch sizes, slow clients"). From the route table and the OpenAPI document: every route
+ * OWASP API4:2023 Unrestricted Resource Consumption: body sizes, limit bounds, rate
+ * limits, batch sizes, slow clients. From the route table and the OpenAPI document: every route
  * that reads a body refuses one over the limit (413), every listing a limit outside 1..200, every
  * bounded number, array and string one past its bound (400); every kind of credential runs into its
  * per-minute limit (429 with RateLimit headers). Slow clients are in api4-slow-clients.test.ts.

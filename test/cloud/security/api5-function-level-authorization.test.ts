@@ -1,5 +1,5 @@
 /**
- * OWASP API5:2023 Broken Function Level Authorization (issue 8: "scopes and console roles"), from
+ * OWASP API5:2023 Broken Function Level Authorization (scopes and console roles), from
  * the route table. Every public route is called with an API key and an OAuth token of every set of
  * scopes: its own scope lets it in, any set without it is a 403 insufficient_scope that changes
  * nothing. Every administration route is called by an owner, an admin, an admin token, a viewer and a

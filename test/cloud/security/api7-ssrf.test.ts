@@ -1,5 +1,5 @@
 /**
- * OWASP API7:2023 Server Side Request Forgery (issue 8: "SSRF: webhook URLs"). The basics are in
+ * OWASP API7:2023 Server Side Request Forgery: webhook URLs. The basics are in
  * test/cloud/features/webhooks/ssrf.test.ts (loopback, private, link-local and metadata literals, a
  * name resolving to loopback, the allowlist). These are the gaps it left: other spellings of an
  * address (octal, decimal, short and IPv6 forms), userinfo tricks, DNS answers that point inside

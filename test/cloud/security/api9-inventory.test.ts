@@ -1,6 +1,6 @@
 /**
- * OWASP API9:2023 Improper Inventory Management (issue 8: "the OpenAPI document lists every route,
- * and a test compares it with the app's route table"). Both ways, by method and path: every route the
+ * OWASP API9:2023 Improper Inventory Management: the OpenAPI document lists every route,
+ * and a test compares it with the app's route table. Both ways, by method and path: every route the
  * app serves is documented, and every documented operation is served. The only routes left out of
  * the document are named below: the document itself and its viewer, and the console's files.
  */

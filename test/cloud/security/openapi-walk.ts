@@ -1,5 +1,5 @@
 /**
- * The app's OpenAPI document as the security suite reads it (issue 8): each route's operation,
+ * The app's OpenAPI document as the security suite reads it: each route's operation,
  * request body, query parameters and responses, and a walk over every schema in them.
  */
 import type { FastifyInstance } from 'fastify'

@@ -4,7 +4,7 @@
  * its whole response (about 131 KB for 500 punches) for 24 hours: one key at its default rate limit
  * could store about 79 MB a minute. A stored response must be compact, and one credential must not
  * keep more than its allowance.
- * #15: console POSTs ignored Idempotency-Key (three retries made three API keys) while the README
+ * #15: console POSTs ignored Idempotency-Key (three retries made three API keys) while the docs
  * said the header "makes any POST safe to retry". Where the key is not honoured, it is refused.
  */
 import { randomBytes } from 'node:crypto'
@@ -27,7 +27,7 @@ import {
 } from './security-kit.js'
 
 const BATCH = `${PUBLIC}/attendance/punches/batch`
-/** The routes that honour Idempotency-Key: the README names exactly these. */
+/** The routes that honour Idempotency-Key: docs/integrators/api.md names exactly these. */
 const HONOURING = [`POST ${PUBLIC}/attendance/punches`, `POST ${BATCH}`]
 const routes = await appRouteTable()
 /** The smallest allowance the setting takes: a few compressed batch responses. */

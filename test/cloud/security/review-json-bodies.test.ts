@@ -1,5 +1,5 @@
 /**
- * Security review (info): request bodies. The README promises `application/json` and nothing else,
+ * Security review (info): request bodies. The docs promise `application/json` and nothing else,
  * but `application/json5` and `application/vnd.api+json` were read as JSON; and a body that names
  * one member twice was taken with the last one winning. RFC 8259 §4: with duplicate names, what a
  * receiver does is unpredictable, so two readers of one body (a proxy or a log and the app) can

@@ -2,7 +2,7 @@
  * Security review #14: with Redis unreachable, rate limits fail
  * open (as documented), but every answer still carried `RateLimit-*` headers promising a limit: a
  * key limited to 5 got 8 answers of 200, each with `ratelimit-remaining: 5`. While limits are not
- * kept, no answer may claim one. (What is off while Redis is away is listed in the README.)
+ * kept, no answer may claim one. (What is off while Redis is away is listed in docs/operators/production.md.)
  */
 import { createServer } from 'node:net'
 import type { FastifyInstance } from 'fastify'

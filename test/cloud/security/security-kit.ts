@@ -1,5 +1,5 @@
 /**
- * What the OWASP API Security Top 10 suite (issue 8) shares: the app's own route table sorted into
+ * What the OWASP API Security Top 10 suite shares: the app's own route table sorted into
  * families, a tenant with one object of every kind and every kind of credential, and a valid request
  * for any route. Each test walks the route table, so a route added later is covered, or fails a test
  * until it is classified here.

@@ -1,5 +1,5 @@
 /**
- * Everything a tenant owns, read straight from the database (issue 8, OWASP API1): every table
+ * Everything a tenant owns, read straight from the database (OWASP API1:2023): every table
  * with a tenant_id column, found in the schema itself, so a table added later is covered without
  * touching this file. Compared before and after another tenant's attempts, it shows that nothing of
  * the tenant changed; its ids, codes and emails are what no other tenant's answer may contain.

@@ -4,7 +4,7 @@ import { formatTimestamp, nowMicros } from '../../../../shared/time.js'
 import { describeEachDatabase } from '../../../support/cloud-harness.js'
 import { adminConsole, type ConsoleApi, listAll, viewerConsole } from '../../console-kit.js'
 
-// Issue 6, administration API: the audit log, newest first, filtered by action, actor, target and
+// The administration API: the audit log, newest first, filtered by action, actor, target and
 // time, with cursor paging.
 
 const SECOND = 1_000_000

@@ -1,7 +1,7 @@
 /**
- * Issue 6: "State changes are protected against CSRF", and the must-show "CSRF and session tests:
- * ... a foreign origin". Beside SameSite=Strict, every state-changing request made with the session
- * cookie must echo the session's CSRF token (OWASP synchronizer token pattern), and any request made
+ * State changes are protected against CSRF, a foreign origin included
+ * (docs/decisions/0046-console-csrf.md). Beside SameSite=Strict, every state-changing request made with the
+ * session cookie must echo the session's CSRF token (OWASP synchronizer token pattern), and any request made
  * with the cookie from a page of another origin is refused.
  */
 import { expect, it } from 'vitest'

@@ -1,8 +1,8 @@
 /**
- * Issue 6: "The session lives in an HttpOnly, SameSite=Strict cookie, which is also Secure when
- * served over https"; "Users can log out"; and the must-show "CSRF and session tests: no cookie, an
- * expired session". Sessions end server-side: after sign-out, after 2 hours idle, 12 hours after
- * sign-in, and a replayed cookie then signs no one in.
+ * The session lives in an HttpOnly, SameSite=Strict cookie, which is also Secure when served over
+ * https; users can log out; no cookie or an expired session signs no one in
+ * (docs/decisions/0045-console-sessions.md). Sessions end server-side: after sign-out, after 2 hours idle, 12
+ * hours after sign-in, and a replayed cookie then signs no one in.
  */
 import { afterEach, expect, it } from 'vitest'
 import { buildApp } from '../../../../cloud/app.js'

@@ -1,8 +1,8 @@
 /**
- * Issue 6: "Console users belong to a tenant, with a role: owner, admin or viewer"; "admins can
- * invite and remove users"; "Viewers can read but not change anything". Owners manage everyone,
- * admins (and admin tokens) everyone but owners, viewers no one; the last owner stays; a removed
- * user's sessions end at once; another tenant's users are never found; every act is audited.
+ * Console users belong to a tenant, with a role: owner, admin or viewer; admins can invite and
+ * remove users; viewers can read but not change anything (docs/decisions/0050-console-roles.md). Owners
+ * manage everyone, admins (and admin tokens) everyone but owners, viewers no one; the last owner stays; a
+ * removed user's sessions end at once; another tenant's users are never found; every act is audited.
  */
 import { expect, it } from 'vitest'
 import { SIGN_IN_DELAYS } from '../../../../cloud/features/console-auth/sign-in-throttle.js'

@@ -4,7 +4,7 @@ import { parseTimestamp } from '../../../../shared/time.js'
 import { bearer, describeEachDatabase } from '../../../support/cloud-harness.js'
 import { adminConsole, type ConsoleApi, viewerConsole } from '../../console-kit.js'
 
-// Issue 6, administration API: API keys, as the CLI makes them (issue 3), over /api/console/v1.
+// The administration API: API keys, as the CLI makes them, over /api/console/v1.
 
 const SECOND = 1_000_000
 

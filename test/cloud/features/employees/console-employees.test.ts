@@ -4,7 +4,8 @@ import type { Employee } from '../../../../shared/employee.js'
 import { describeEachDatabase, employee } from '../../../support/cloud-harness.js'
 import { adminConsole, type ConsoleApi, listAll, viewerConsole } from '../../console-kit.js'
 
-// Issue 6, administration API: the employee directory, searched and paged, and CSV imports in the
+// The administration API: the employee directory, searched (docs/decisions/0048-employee-prefix-search.md)
+// and paged, and CSV imports in the
 // CLI's format with a report for each line.
 
 const HEADER = 'employeeCode,name,email,department,location,status'

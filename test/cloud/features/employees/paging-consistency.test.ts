@@ -8,9 +8,9 @@ type Page = { data: Employee[]; nextCursor: string | null }
 const code = (i: number) => `P${String(i).padStart(6, '0')}`
 
 /**
- * Issue 2, "paging correctness": a full listing of 100,000 employees, 200 at a time, returns each
- * exactly once while they are being updated; an updatedSince sync never misses a change made while
- * it runs. Updates run concurrently with the page reads, not only between them.
+ * Paging correctness (docs/decisions/0009-incremental-sync.md): a full listing of 100,000 employees, 200 at a
+ * time, returns each exactly once while they are being updated; an updatedSince sync never misses a change
+ * made while it runs. Updates run concurrently with the page reads, not only between them.
  */
 describeEachDatabase('paging under concurrent updates', (cloud) => {
   let tenantId: string

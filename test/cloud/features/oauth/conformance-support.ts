@@ -1,7 +1,7 @@
 /**
- * Shared by the OAuth conformance tests (issue 3): requests to the OAuth endpoints built the way
- * the RFCs describe them, independently of the server's own parsing code, and the checks every
- * OAuth answer must pass.
+ * Shared by the OAuth conformance tests (docs/decisions/0016-oauth-client-credentials.md): requests to the
+ * OAuth endpoints built the way the RFCs describe them, independently of the server's own parsing code, and
+ * the checks every OAuth answer must pass.
  */
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { expect } from 'vitest'

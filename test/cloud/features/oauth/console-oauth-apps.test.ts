@@ -4,7 +4,7 @@ import { nowMicros, parseTimestamp } from '../../../../shared/time.js'
 import { bearer, describeEachDatabase } from '../../../support/cloud-harness.js'
 import { adminConsole, type ConsoleApi, viewerConsole } from '../../console-kit.js'
 
-// Issue 6, administration API: OAuth apps, as the CLI makes them (issue 3), over /api/console/v1,
+// The administration API: OAuth apps, as the CLI makes them, over /api/console/v1,
 // and an app's audit history from the audit route.
 
 const SECOND = 1_000_000

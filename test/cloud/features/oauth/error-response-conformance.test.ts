@@ -1,6 +1,6 @@
 /**
- * Issue 3, "a test per RFC point": the errors of the OAuth endpoints, per RFC 6749 §5.2, with the
- * RFC 9457 members beside them (DESIGN.md §2), over a sample of every kind of refusal.
+ * A test per RFC point: the errors of the OAuth endpoints, per RFC 6749 §5.2, with the RFC 9457
+ * members beside them (docs/decisions/0039-oauth-error-shape.md), over a sample of every kind of refusal.
  */
 import type { LightMyRequestResponse } from 'fastify'
 import { beforeAll, expect, it } from 'vitest'
@@ -94,7 +94,7 @@ describeEachDatabase('OAuth error responses (RFC 6749 §5.2)', (cloud: TestCloud
     for (const [code, seen] of titles) expect([...seen], code).toHaveLength(1)
   })
 
-  it('carry the specifics in the RFC 9457 detail, as every other problem of ours does (DESIGN.md §2)', () => {
+  it('carry the specifics in the RFC 9457 detail, as every other problem of ours does', () => {
     for (const res of errors) {
       const body = res.json() as Record<string, unknown>
       expect(body.detail, res.body).toBe(body.error_description)

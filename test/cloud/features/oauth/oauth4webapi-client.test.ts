@@ -1,5 +1,5 @@
 /**
- * Issue 3, "Must show": a real OAuth client library (oauth4webapi) performs the client credentials
+ * A real OAuth client library (oauth4webapi) performs the client credentials
  * grant with both client authentication methods against the running server, over HTTP on a real
  * socket, for a client id that needs URL-encoding; then uses, introspects and revokes the token.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 3, "a test per RFC point": token revocation (RFC 7009), token introspection (RFC 7662) and
+ * A test per RFC point: token revocation (RFC 7009), token introspection (RFC 7662) and
  * authorization server metadata (RFC 8414).
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'

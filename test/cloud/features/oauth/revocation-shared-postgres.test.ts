@@ -1,8 +1,8 @@
 /**
- * Issue 3, "Must show": "Revocation is effective on the next request, also when two cloud instances
- * share PostgreSQL." Two apps, each with its own connection pool on the same schema, as two servers
- * behind a load balancer would be: a credential revoked through one is refused by the other on the
- * very next request, so neither may cache a credential.
+ * Revocation is effective on the next request, also when two cloud instances share PostgreSQL
+ * (docs/decisions/0016-oauth-client-credentials.md). Two apps, each with its own connection pool on the same
+ * schema, as two servers behind a load balancer would be: a credential revoked through one is refused by the
+ * other on the very next request, so neither may cache a credential.
  */
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

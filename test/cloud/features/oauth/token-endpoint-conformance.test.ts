@@ -1,5 +1,5 @@
 /**
- * Issue 3, "a test per RFC point": POST /api/oauth/token against RFC 6749 §4.4 (client credentials),
+ * A test per RFC point: POST /api/oauth/token against RFC 6749 §4.4 (client credentials),
  * §2.3 (client authentication), §3.2 (parameters), §3.3 (scope), §5.1 (success) and §5.2 (errors;
  * their shape is in error-response-conformance.test.ts).
  * Requests are written here from the RFCs, not with the server's own helpers.

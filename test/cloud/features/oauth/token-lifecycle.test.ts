@@ -1,7 +1,8 @@
 /**
- * Issue 3, "Must show": an expired, revoked, mistyped (bad checksum) or tampered token is refused;
- * revoking an app ends all its tokens at once; a rotated secret keeps working for its grace and not
- * after; token issue and revoke are audited with actor, target and client address.
+ * OAuth tokens (docs/decisions/0016-oauth-client-credentials.md): an expired, revoked, mistyped (bad
+ * checksum) or tampered token is refused; revoking an app ends all its tokens at once; a rotated secret keeps
+ * working for its grace and not after; token issue and revoke are audited with actor, target and client
+ * address.
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import {

@@ -10,7 +10,8 @@ import {
   waitUntil,
 } from './webhook-kit.js'
 
-// Issue 5: several instances dispatch without sending a delivery twice. A claim is a lease; an
+// Several instances dispatch without sending a delivery twice. A claim is a lease
+// (docs/decisions/0053-webhook-claims-are-leases.md); an
 // attempt that outlives its lease (a stalled process) may find another instance has taken the
 // delivery over. Its outcome must then not be written over the new owner's claim and schedule.
 

@@ -12,7 +12,7 @@ import {
   waitUntil,
 } from './webhook-kit.js'
 
-// Issue 5: each delivery keeps its payload metadata and every attempt; the log filters by endpoint,
+// Each delivery keeps its payload metadata and every attempt; the log filters by endpoint,
 // status, event type and time, with cursor paging.
 
 const receiver = new WebhookReceiver()

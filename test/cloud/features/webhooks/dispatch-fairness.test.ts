@@ -9,7 +9,8 @@ import {
   waitUntil,
 } from './webhook-kit.js'
 
-// Issue 5: bounded concurrency overall and per endpoint. One endpoint's backlog must not hold up the
+// Bounded concurrency overall and per endpoint
+// (docs/decisions/0052-per-endpoint-concurrency-per-instance.md). One endpoint's backlog must not hold up the
 // others: a slow receiver uses its own share of the dispatcher, not everyone's turn.
 
 const receiver = new WebhookReceiver()

@@ -13,8 +13,8 @@ import {
   waitUntil,
 } from './webhook-kit.js'
 
-// Issue 5, "Must show": 410, 3xx, timeouts and auto-disable, against a real receiver. Each test has its
-// own tenant and receiver paths, so they run at once.
+// 410, 3xx, timeouts and auto-disable (docs/decisions/0021-webhook-retries.md), against a real receiver. Each
+// test has its own tenant and receiver paths, so they run at once.
 
 const receiver = new WebhookReceiver()
 beforeAll(() => receiver.start())

@@ -12,7 +12,7 @@ import {
   waitUntil,
 } from './webhook-kit.js'
 
-// Issue 5: an admin retries a failed or exhausted delivery, or replays an endpoint's failures since a
+// An admin retries a failed or exhausted delivery, or replays an endpoint's failures since a
 // time; each act is audited with the actor.
 
 const receiver = new WebhookReceiver()

@@ -3,7 +3,8 @@ import { describeEachDatabase, employee } from '../../../support/cloud-harness.j
 import { WebhookReceiver } from '../../../support/webhook-receiver.js'
 import { auditEntries, createEndpoint, listDeliveries, newTenantConsole } from './webhook-kit.js'
 
-// Issue 5: a paused endpoint holds its deliveries and sends them, in order, when it is resumed.
+// A paused endpoint holds its deliveries and sends them, in order, when it is resumed
+// (docs/decisions/0042-webhook-event-and-endpoint-semantics.md).
 
 const receiver = new WebhookReceiver()
 beforeAll(() => receiver.start())

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { planRuns } from '../../../../cloud/features/webhooks/dispatcher.js'
 
-// The dispatcher's runs (issue 5: bounded concurrency overall and per endpoint, oldest first).
+// The dispatcher's runs: bounded concurrency overall and per endpoint, oldest first
+// (docs/decisions/0052-per-endpoint-concurrency-per-instance.md).
 
 const due = (...endpoints: string[]) => endpoints.map((endpoint_id, i) => ({ id: `d${i}`, endpoint_id }))
 const ids = (runs: { id: string }[][]) => runs.map((run) => run.map((d) => d.id))

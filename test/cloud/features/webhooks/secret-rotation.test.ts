@@ -4,8 +4,8 @@ import { describeEachDatabase } from '../../../support/cloud-harness.js'
 import { type ReceivedWebhook, WebhookReceiver } from '../../../support/webhook-receiver.js'
 import { auditEntries, type ConsoleClient, createEndpoint, newTenantConsole } from './webhook-kit.js'
 
-// Issue 5, "Must show": a secret rotation during which the receiver accepts both signatures; the
-// secret revealed to admins with an audit entry.
+// A secret rotation (docs/decisions/0019-standard-webhooks-signatures.md) during which the receiver accepts
+// both signatures; the secret revealed to admins with an audit entry.
 
 const receiver = new WebhookReceiver()
 beforeAll(() => receiver.start())

@@ -5,7 +5,8 @@ import { bearer, describeEachDatabase, employee } from '../../../support/cloud-h
 import { WebhookReceiver } from '../../../support/webhook-receiver.js'
 import { catalogValidator, createEndpoint, newTenantConsole, waitForDelivery } from './webhook-kit.js'
 
-// Issue 5, "Must show": the signature verified by the standardwebhooks library, against a real receiver.
+// The signature (docs/decisions/0019-standard-webhooks-signatures.md) verified by the standardwebhooks
+// library, against a real receiver.
 
 const receiver = new WebhookReceiver()
 beforeAll(() => receiver.start())

@@ -5,8 +5,9 @@ import { describeEachDatabase } from '../../../support/cloud-harness.js'
 import { WebhookReceiver } from '../../../support/webhook-receiver.js'
 import { createEndpoint, newTenantConsole, waitForDelivery } from './webhook-kit.js'
 
-// Issue 5, "Must show": SSRF. 127.0.0.1, [::1], 10.0.0.1, 169.254.169.254 and a host name that resolves to
-// loopback are all refused: at registration where the URL says so, and in any case when connecting.
+// SSRF (docs/decisions/0022-webhook-ssrf-guard.md). 127.0.0.1, [::1], 10.0.0.1, 169.254.169.254 and a host
+// name that resolves to loopback are all refused: at registration where the URL says so, and in any case when
+// connecting.
 
 const receiver = new WebhookReceiver()
 beforeAll(() => receiver.start())
