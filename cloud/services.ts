@@ -2,6 +2,7 @@ import { nowMicros } from '../shared/time.js'
 import type { DatabaseHandle } from './db/database.js'
 import { AuditService } from './features/audit/service.js'
 import { AdminTokenService } from './features/console-auth/admin-token-service.js'
+import { ConsoleOwnerAccounts } from './features/console-auth/owner-accounts.js'
 import { ConsoleSessionService } from './features/console-auth/session-service.js'
 import { ConsoleUserService } from './features/console-auth/user-service.js'
 import { BearerAuthenticator } from './features/credentials/authenticator.js'
@@ -64,7 +65,7 @@ export function createServices(
     urlPolicy,
     oauthApps: new OAuthAppService({ db, audit, outbox, now }),
     authenticator: new BearerAuthenticator({ apiKeys, tokens }),
-    tenants: new TenantService({ db }),
+    tenants: new TenantService({ db, owners: new ConsoleOwnerAccounts() }),
     employees: new EmployeeService({ db, outbox, now }),
     punches: new PunchService({ db, transact: database.transact, outbox, idempotency, now }),
     webhookEndpoints: new EndpointService({

@@ -4,15 +4,15 @@ import { formatServerTime } from '../../../shared/time.js'
 import { AppError } from '../../app-error.js'
 import type { Actor } from '../../auth/actor.js'
 import type { ConsoleContext } from '../../auth/console-context.js'
-import type { Database } from '../../db/schema.js'
-import type { AuditService } from '../audit/service.js'
 import {
   displayPrefix,
   generateSecret,
   hashSecret,
   isWellFormedSecret,
   type SecretKind,
-} from '../credentials/secret-format.js'
+} from '../../auth/secret-format.js'
+import type { Database } from '../../db/schema.js'
+import type { AuditService } from '../audit/service.js'
 import { TenantStore } from '../tenants/store.js'
 import { type AdminTokenRow, AdminTokenStore } from './admin-token-store.js'
 

@@ -9,14 +9,9 @@ import type {
 import { AppError } from '../../app-error.js'
 import type { Actor } from '../../auth/actor.js'
 import type { ConsoleContext } from '../../auth/console-context.js'
+import { generateSecret, hashSecret, isWellFormedSecret, type SecretKind } from '../../auth/secret-format.js'
 import type { Database } from '../../db/schema.js'
 import type { AuditService } from '../audit/service.js'
-import {
-  generateSecret,
-  hashSecret,
-  isWellFormedSecret,
-  type SecretKind,
-} from '../credentials/secret-format.js'
 import { type ConsoleUserFields, consoleUserView, normalizeEmail } from './console-user-view.js'
 import { newPasswordProblem } from './new-password-problem.js'
 import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from './password.js'

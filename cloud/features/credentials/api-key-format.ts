@@ -1,4 +1,10 @@
-import { API_KEY, displayPrefix, generateSecret, hashSecret, isWellFormedSecret } from './secret-format.js'
+import {
+  API_KEY,
+  displayPrefix,
+  generateSecret,
+  hashSecret,
+  isWellFormedSecret,
+} from '../../auth/secret-format.js'
 
 /** API keys: `hjk_` + 30 base62 CSPRNG characters + a 6-character checksum (see secret-format.ts). */
 export const API_KEY_PREFIX = API_KEY.prefix

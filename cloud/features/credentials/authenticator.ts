@@ -1,5 +1,5 @@
 import type { AuthContext } from '../../auth/auth-context.js'
-import { ACCESS_TOKEN, API_KEY } from './secret-format.js'
+import { ACCESS_TOKEN, API_KEY } from '../../auth/secret-format.js'
 
 interface Checks {
   authenticate(token: string): Promise<AuthContext | undefined>

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync } from 'fastify'
-import { sql } from 'kysely'
 import { AppError } from '../../app-error.js'
 import type { DatabaseHandle } from '../../db/database.js'
+import { pingDatabase } from '../../db/ping-database.js'
 
 const HealthSchema = Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false })
 
@@ -28,7 +28,7 @@ export const healthRoutes: FastifyPluginAsync<{ database: DatabaseHandle }> = as
     },
     async (request) => {
       try {
-        await sql`select 1`.execute(database.db)
+        await pingDatabase(database.db)
       } catch (err) {
         request.log.warn({ err }, 'database not reachable')
         throw new AppError('service_unavailable', 'The database is not reachable.')

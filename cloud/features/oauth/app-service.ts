@@ -5,10 +5,6 @@ import type { Scope } from '../../../shared/scopes.js'
 import { formatServerTime } from '../../../shared/time.js'
 import { AppError } from '../../app-error.js'
 import type { Actor } from '../../auth/actor.js'
-import type { Database } from '../../db/schema.js'
-import { isUniqueViolation } from '../../db/unique-violation.js'
-import type { AuditService } from '../audit/service.js'
-import { checkCredentialSettings, parseScopes } from '../credentials/credential-settings.js'
 import {
   CLIENT_SECRET,
   displayPrefix,
@@ -16,7 +12,11 @@ import {
   hashSecret,
   randomBase62,
   secretMatches,
-} from '../credentials/secret-format.js'
+} from '../../auth/secret-format.js'
+import type { Database } from '../../db/schema.js'
+import { isUniqueViolation } from '../../db/unique-violation.js'
+import type { AuditService } from '../audit/service.js'
+import { checkCredentialSettings, parseScopes } from '../credentials/credential-settings.js'
 import { TenantStore } from '../tenants/store.js'
 import type { WebhookOutbox } from '../webhooks/outbox.js'
 import {

@@ -6,10 +6,10 @@ import {
   type TokenResponse,
 } from '../../../shared/oauth.js'
 import type { AuthContext } from '../../auth/auth-context.js'
+import { ACCESS_TOKEN, generateSecret, hashSecret, isWellFormedSecret } from '../../auth/secret-format.js'
 import type { Database } from '../../db/schema.js'
 import type { AuditService } from '../audit/service.js'
 import { parseScopes } from '../credentials/credential-settings.js'
-import { ACCESS_TOKEN, generateSecret, hashSecret, isWellFormedSecret } from '../credentials/secret-format.js'
 import type { AuthenticatedClient } from './app-service.js'
 import { OAuthError } from './oauth-error.js'
 import { TokenStore } from './token-store.js'

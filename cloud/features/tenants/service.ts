@@ -1,12 +1,9 @@
-import type { Kysely } from 'kysely'
 import { newId } from '../../../shared/ids.js'
 import { isValidTimeZone, nowMicros } from '../../../shared/time.js'
 import { AppError } from '../../app-error.js'
 import { DEFAULT_BACKFILL_DAYS, DEFAULT_TIME_ZONE } from '../../auth/tenant-context.js'
-import type { Database } from '../../db/schema.js'
+import type { DbTransaction, Executor } from '../../db/executor.js'
 import { isUniqueViolation } from '../../db/unique-violation.js'
-import { generatePassword, hashPassword } from '../console-auth/password.js'
-import { ConsoleUserStore } from '../console-auth/store.js'
 import { TenantStore } from './store.js'
 
 export interface CreateTenantInput {
@@ -23,10 +20,26 @@ export interface CreatedTenant {
   adminPassword: string
 }
 
+/**
+ * What creating a tenant needs from the console's accounts: its first owner. The service receives it
+ * where the services are built, so that tenants/ imports nothing of console-auth/
+ * (docs/development/architecture.md, "Cloud layers").
+ */
+export interface OwnerAccounts {
+  /** A password good for the first sign-in only, and its hash; slow, so made before the transaction. */
+  newOwnerPassword(): Promise<{ password: string; passwordHash: string }>
+  /** Adds the owner in the transaction that adds the tenant. */
+  addOwner(
+    trx: DbTransaction,
+    tenantId: string,
+    owner: { email: string; passwordHash: string; createdAtMicros: number },
+  ): Promise<void>
+}
+
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
 export class TenantService {
-  constructor(private readonly deps: { db: Kysely<Database> }) {}
+  constructor(private readonly deps: { db: Executor; owners: OwnerAccounts }) {}
 
   async create(input: CreateTenantInput): Promise<CreatedTenant> {
     const name = input.name.trim()
@@ -43,8 +56,7 @@ export class TenantService {
     if (errors.length > 0) throw new AppError('validation_failed', errors.join('; '))
 
     const tenantId = newId('tenant')
-    const adminPassword = generatePassword()
-    const passwordHash = await hashPassword(adminPassword)
+    const { password: adminPassword, passwordHash } = await this.deps.owners.newOwnerPassword()
     const now = nowMicros()
     try {
       await this.deps.db.transaction().execute(async (trx) => {
@@ -55,13 +67,10 @@ export class TenantService {
           backfill_days: backfillDays,
           created_at: now,
         })
-        await new ConsoleUserStore(trx).insert(tenantId, {
-          id: newId('consoleUser'),
+        await this.deps.owners.addOwner(trx, tenantId, {
           email: adminEmail,
-          password_hash: passwordHash,
-          role: 'owner',
-          must_change_password: 1,
-          created_at: now,
+          passwordHash,
+          createdAtMicros: now,
         })
       })
     } catch (err) {

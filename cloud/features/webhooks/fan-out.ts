@@ -1,6 +1,5 @@
-import type { Transaction } from 'kysely'
 import { newId } from '../../../shared/ids.js'
-import type { Database } from '../../db/schema.js'
+import type { DbTransaction } from '../../db/executor.js'
 import { DeliveryStore, type EventLock, type EventRow } from './delivery-store.js'
 
 /**
@@ -17,7 +16,7 @@ import { DeliveryStore, type EventLock, type EventRow } from './delivery-store.j
  * in every transaction that locks more than one of them: no cycle of waits, no deadlock.
  */
 export async function fanOutEvents(
-  trx: Transaction<Database>,
+  trx: DbTransaction,
   options: { now: number; limit: number; lock: EventLock; tenantId?: string },
 ): Promise<number> {
   const { now } = options

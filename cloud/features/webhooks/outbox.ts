@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto'
-import type { Kysely, Transaction } from 'kysely'
 import { newId } from '../../../shared/ids.js'
 import { formatServerTime } from '../../../shared/time.js'
 import type { WebhookEventData, WebhookEventType } from '../../../shared/webhook-events.js'
-import type { Database } from '../../db/schema.js'
-
-type Executor = Kysely<Database> | Transaction<Database>
+import type { Executor } from '../../db/executor.js'
+import type { WebhookEventsTable } from '../../db/schema.js'
+import { OutboxStore } from './outbox-store.js'
 
 export interface EmittedEvent<T extends WebhookEventType = WebhookEventType> {
   type: T
@@ -37,7 +36,7 @@ export class WebhookOutbox {
     if (events.length === 0) return []
     const now = this.now()
     const timestamp = formatServerTime(now)
-    const rows = events.map((event) => {
+    const rows = events.map((event): WebhookEventsTable => {
       const body = JSON.stringify({ type: event.type, timestamp, data: event.data })
       return {
         id: newId('webhookEvent', Math.floor(now / 1000)),
@@ -51,12 +50,7 @@ export class WebhookOutbox {
         fanned_out: 0,
       }
     })
-    for (let i = 0; i < rows.length; i += 500) {
-      await trx
-        .insertInto('webhook_events')
-        .values(rows.slice(i, i + 500))
-        .execute()
-    }
+    await new OutboxStore(trx).insertEvents(rows)
     return rows.map((r) => r.id)
   }
 

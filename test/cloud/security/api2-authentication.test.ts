@@ -14,6 +14,13 @@ import { fileURLToPath } from 'node:url'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { buildApp } from '../../../cloud/app.js'
+import {
+  ACCESS_TOKEN,
+  API_KEY,
+  CLIENT_SECRET,
+  generateSecret,
+  type SecretKind,
+} from '../../../cloud/auth/secret-format.js'
 import { ADMIN_TOKEN } from '../../../cloud/features/console-auth/admin-token-service.js'
 import { AdminTokenStore } from '../../../cloud/features/console-auth/admin-token-store.js'
 import {
@@ -21,13 +28,6 @@ import {
   SESSION_IDLE_SECONDS,
 } from '../../../cloud/features/console-auth/session-service.js'
 import { ConsoleSessionStore } from '../../../cloud/features/console-auth/session-store.js'
-import {
-  ACCESS_TOKEN,
-  API_KEY,
-  CLIENT_SECRET,
-  generateSecret,
-  type SecretKind,
-} from '../../../cloud/features/credentials/secret-format.js'
 import { ApiKeyStore } from '../../../cloud/features/credentials/store.js'
 import { OAuthAppStore } from '../../../cloud/features/oauth/app-store.js'
 import { TokenStore } from '../../../cloud/features/oauth/token-store.js'
@@ -366,7 +366,7 @@ describe('OWASP API2: no secret in the cloud is compared with == or ===', () => 
   const REPO = fileURLToPath(new URL('../../../', import.meta.url))
   // Every file that checks a presented secret (review: each uses a hash lookup or timingSafeEqual).
   const FILES = [
-    'cloud/features/credentials/secret-format.ts',
+    'cloud/auth/secret-format.ts',
     'cloud/features/credentials/service.ts',
     'cloud/features/oauth/app-service.ts',
     'cloud/features/oauth/token-service.ts',

@@ -14,7 +14,7 @@ import {
   verifyPassword,
 } from '../../../../cloud/features/console-auth/password.js'
 import { SESSION_IDLE_SECONDS } from '../../../../cloud/features/console-auth/session-service.js'
-import { delayAfter, SIGN_IN_DELAYS } from '../../../../cloud/features/console-auth/sign-in-throttle.js'
+import { delayAfter, SIGN_IN_DELAYS } from '../../../../cloud/features/console-auth/sign-in-delays.js'
 import { loggerOptions } from '../../../../cloud/logger-options.js'
 import { describeEachDatabase } from '../../../support/cloud-harness.js'
 import {

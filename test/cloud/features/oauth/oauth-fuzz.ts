@@ -8,7 +8,7 @@
 import fc from 'fast-check'
 import type { LightMyRequestResponse } from 'fastify'
 import { expect } from 'vitest'
-import { ACCESS_TOKEN, generateSecret } from '../../../../cloud/features/credentials/secret-format.js'
+import { ACCESS_TOKEN, generateSecret } from '../../../../cloud/auth/secret-format.js'
 import { SCOPES } from '../../../../shared/scopes.js'
 import { TEST_ACTOR, type TestCloud } from '../../../support/cloud-harness.js'
 import {

@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../../../cloud/app.js'
-import { ACCESS_TOKEN, generateSecret } from '../../../../cloud/features/credentials/secret-format.js'
+import { ACCESS_TOKEN, generateSecret } from '../../../../cloud/auth/secret-format.js'
 import { SCOPES } from '../../../../shared/scopes.js'
 import { nowMicros } from '../../../../shared/time.js'
 import { describeEachDatabase, TEST_ACTOR, type TestCloud } from '../../../support/cloud-harness.js'

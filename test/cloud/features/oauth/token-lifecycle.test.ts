@@ -5,11 +5,7 @@
  * address.
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
-import {
-  ACCESS_TOKEN,
-  generateSecret,
-  isWellFormedSecret,
-} from '../../../../cloud/features/credentials/secret-format.js'
+import { ACCESS_TOKEN, generateSecret, isWellFormedSecret } from '../../../../cloud/auth/secret-format.js'
 import { nowMicros } from '../../../../shared/time.js'
 import { describeEachDatabase, TEST_ACTOR, type TestCloud } from '../../../support/cloud-harness.js'
 import {
