@@ -47,6 +47,11 @@ import openapiPlugin from './plugins/openapi.js'
 import securityHeadersPlugin, { applySecurityHeaders } from './plugins/security-headers.js'
 import staticConsolePlugin from './plugins/static-console.js'
 import { createServices, type Services } from './services.js'
+import {
+  DEFAULT_CONSOLE_RATE_LIMIT,
+  DEFAULT_OAUTH_RATE_LIMIT_PER_CLIENT,
+  DEFAULT_OAUTH_RATE_LIMIT_PER_IP,
+} from './settings/rate-limits.js'
 import { type ServerTimeouts, serverTimeoutOptions, serverTimeouts } from './settings/server-timeouts.js'
 import { DEFAULT_WEBHOOK_SETTINGS } from './settings/webhook-settings.js'
 import { validatorCompiler } from './validation.js'
@@ -108,17 +113,6 @@ export interface AppOptions {
   /** Slow-client timeouts in ms, over config's (tests use short ones); see settings/server-timeouts.ts. */
   serverTimeouts?: Partial<ServerTimeouts>
 }
-
-/** Requests a minute one admin token may make: far above what a person or a script needs. */
-export const CONSOLE_REQUESTS_PER_MINUTE = 600
-
-/**
- * The OAuth endpoints check client secrets, so they are limited against guessing: per address,
- * and per client id. A site agent needs one token an hour; an HR backend, a few. Defaults of
- * HAJRI_OAUTH_RATE_LIMIT_PER_IP and HAJRI_OAUTH_RATE_LIMIT_PER_CLIENT.
- */
-export const OAUTH_REQUESTS_PER_IP_PER_MINUTE = 300
-export const OAUTH_REQUESTS_PER_CLIENT_PER_MINUTE = 60
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/
 
@@ -271,7 +265,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       await registerRateLimit(admin, rateLimitStore('hajri-rl-console:'), {
         hook: 'onRequest',
         keyGenerator: (request) => request.console.rateLimitKey,
-        max: config.consoleRateLimit ?? CONSOLE_REQUESTS_PER_MINUTE,
+        max: config.consoleRateLimit ?? DEFAULT_CONSOLE_RATE_LIMIT,
       })
       await admin.register(webhookEndpointRoutes, {
         endpoints: services.webhookEndpoints,
@@ -295,8 +289,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         tokens: services.tokens,
         issuer,
         rateLimit: rateLimitStore('hajri-rl-oauth:'),
-        perIpPerMinute: config.oauthRateLimitPerIp ?? OAUTH_REQUESTS_PER_IP_PER_MINUTE,
-        perClientPerMinute: config.oauthRateLimitPerClient ?? OAUTH_REQUESTS_PER_CLIENT_PER_MINUTE,
+        perIpPerMinute: config.oauthRateLimitPerIp ?? DEFAULT_OAUTH_RATE_LIMIT_PER_IP,
+        perClientPerMinute: config.oauthRateLimitPerClient ?? DEFAULT_OAUTH_RATE_LIMIT_PER_CLIENT,
       })
     },
     { prefix: '/api/oauth' },

@@ -7,10 +7,10 @@ import { adminTokenCommands } from './commands/admin-token-commands.js'
 import { apiKeyCommands } from './commands/api-key-commands.js'
 import { auditCommands } from './commands/audit-commands.js'
 import {
-  CLI_OPTIONS,
   type CliIo,
-  type Command,
   CommandContext,
+  type CommandEntry,
+  type CommandOptions,
   UsageError,
 } from './commands/command-context.js'
 import { deliveryCommands } from './commands/delivery-commands.js'
@@ -21,46 +21,14 @@ import { serverCommands } from './commands/server-commands.js'
 import { tenantCommands } from './commands/tenant-commands.js'
 import { userCommands } from './commands/user-commands.js'
 import { webhookCommands } from './commands/webhook-commands.js'
+import { DEFAULT_DATABASE_URL } from './config.js'
 import { CsvFormatError } from './features/employees/employee-csv.js'
 import { ConfigError } from './settings/config-error.js'
 
 export type { CliIo } from './commands/command-context.js'
 
-export const USAGE = `hajri-cloud: the Hajri cloud service and its administration commands
-
-Usage:
-  hajri-cloud serve                     start the API (migrates the database first)
-  hajri-cloud migrate                   bring the database schema up to date
-  hajri-cloud demo                      npm start: the cloud with a demo tenant, a local agent and a simulated device
-  hajri-cloud tenant create --name NAME --admin-email EMAIL [--time-zone Asia/Kolkata] [--backfill-days 90]
-  hajri-cloud user reset-password --tenant ID EMAIL
-  hajri-cloud employees import --tenant ID FILE.csv
-  hajri-cloud api-key create --tenant ID --scopes employees:read,attendance:write
-                             [--rate-limit 600] [--expires-in 90d] [--name NAME]
-  hajri-cloud api-key list --tenant ID
-  hajri-cloud api-key revoke --tenant ID KEY_ID
-  hajri-cloud oauth-app create --tenant ID --name NAME --scopes attendance:write [--rate-limit 600] [--client-id ID]
-  hajri-cloud oauth-app list --tenant ID
-  hajri-cloud oauth-app rotate-secret --tenant ID APP_ID [--grace 24h]
-  hajri-cloud oauth-app revoke --tenant ID APP_ID
-  hajri-cloud audit list --tenant ID [--action api_key.revoked] [--target ID] [--limit 50]
-  hajri-cloud admin-token create --tenant ID [--name NAME] [--expires-in 30d]
-  hajri-cloud admin-token list --tenant ID
-  hajri-cloud admin-token revoke --tenant ID TOKEN_ID
-  hajri-cloud webhook create --tenant ID --url URL [--events a,b] [--description TEXT]
-  hajri-cloud webhook list --tenant ID
-  hajri-cloud webhook pause|resume|delete|test|reveal-secret --tenant ID ENDPOINT_ID
-  hajri-cloud webhook rotate-secret --tenant ID ENDPOINT_ID [--grace 24h]
-  hajri-cloud deliveries list --tenant ID [--endpoint ID] [--status failed] [--event-type TYPE]
-                              [--from TIME] [--to TIME] [--limit 50] [--cursor C]
-  hajri-cloud deliveries show|retry --tenant ID DELIVERY_ID
-  hajri-cloud deliveries replay --tenant ID --endpoint ID --since 2026-11-20T00:00:00+05:30
-
-Every command but serve takes --json for output that scripts can read.
-The database comes from HAJRI_DATABASE_URL (default sqlite:./data/hajri.db);
-see docs/operators/configuration.md.`
-
-const COMMANDS: Record<string, Command> = {
+/** Every command, each declared once; the usage lists them in this order. */
+export const COMMANDS: readonly CommandEntry[] = [
   ...serverCommands,
   ...demoCommands,
   ...tenantCommands,
@@ -72,25 +40,66 @@ const COMMANDS: Record<string, Command> = {
   ...adminTokenCommands,
   ...webhookCommands,
   ...deliveryCommands,
+]
+
+/** Taken by every command: `--help` prints the usage, `--json` the output as JSON. */
+const COMMON_OPTIONS = {
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const
+
+/** parseArgs' declaration of `options`, each a string option, beside the common ones. */
+function optionsOf(names: Iterable<string>) {
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = { ...COMMON_OPTIONS }
+  for (const name of names) options[name] = { type: 'string' }
+  return options
 }
 
-// Commands that take an operand after their name (a file, an id).
-const WITH_OPERAND = new Set([
-  'employees import',
-  'api-key revoke',
-  'oauth-app rotate-secret',
-  'oauth-app revoke',
-  'admin-token revoke',
-  'user reset-password',
-  'webhook pause',
-  'webhook resume',
-  'webhook delete',
-  'webhook test',
-  'webhook rotate-secret',
-  'webhook reveal-secret',
-  'deliveries show',
-  'deliveries retry',
-])
+/**
+ * The usage lines of the commands: a command's continuation lines align under its first option,
+ * and neighbours of one group with the same arguments share a line (`webhook pause|resume`).
+ */
+function usageLines(commands: readonly CommandEntry[]): string[] {
+  const lines: string[] = []
+  for (let i = 0; i < commands.length; i++) {
+    const entry = commands[i] as CommandEntry
+    let name = entry.name
+    const [group] = name.split(' ')
+    while (
+      entry.summary === undefined &&
+      commands[i + 1]?.usage === entry.usage &&
+      commands[i + 1]?.name.startsWith(`${group} `)
+    ) {
+      i++
+      name += `|${(commands[i] as CommandEntry).name.slice(group?.length ?? 0).trim()}`
+    }
+    const head = `  hajri-cloud ${name}`
+    if (entry.summary !== undefined) lines.push(`${head.padEnd(40)}${entry.summary}`)
+    else {
+      const [first, ...rest] = (entry.usage ?? '').split('\n')
+      lines.push(`${head} ${first}`.trimEnd(), ...rest.map((line) => `${' '.repeat(head.length + 1)}${line}`))
+    }
+  }
+  return lines
+}
+
+export const USAGE = `hajri-cloud: the Hajri cloud service and its administration commands
+
+Usage:
+${usageLines(COMMANDS).join('\n')}
+
+Every command but serve takes --json for output that scripts can read.
+The database comes from HAJRI_DATABASE_URL (default ${DEFAULT_DATABASE_URL});
+see docs/operators/configuration.md.`
+
+/** The command that `positionals` name (one word, or a group and a verb), and its operands. */
+function findCommand(positionals: readonly string[]): { entry: CommandEntry; operands: string[] } {
+  for (const words of [1, 2]) {
+    const entry = COMMANDS.find((c) => c.name === positionals.slice(0, words).join(' '))
+    if (entry && entry.name.split(' ').length === words) return { entry, operands: positionals.slice(words) }
+  }
+  throw new UsageError(`unknown command "${positionals.join(' ')}"`)
+}
 
 /** Runs one command; resolves to the exit status (0 done, 1 failed, 2 wrong usage or configuration). */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
@@ -101,23 +110,28 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return status
   }
   try {
-    const { values: options, positionals } = parseArgs({
+    // Every option of every command first, to tell the command's name from option values; then
+    // the command's own, so that an option it does not take is refused.
+    const { values: anyOptions, positionals } = parseArgs({
       args: [...argv],
-      options: CLI_OPTIONS,
+      options: optionsOf(COMMANDS.flatMap((c) => c.options)),
       allowPositionals: true,
     })
-    if (options.help || positionals.length === 0) {
+    if (anyOptions.help || positionals.length === 0) {
       io.stdout(`${USAGE}\n`)
       return 0
     }
-    const single = positionals[0] === 'serve' || positionals[0] === 'migrate'
-    const name = single ? (positionals[0] as string) : positionals.slice(0, 2).join(' ')
-    const command = COMMANDS[name]
-    if (!command) throw new UsageError(`unknown command "${positionals.join(' ')}"`)
-    const operands = positionals.slice(single ? 1 : 2)
-    if (operands.length > (WITH_OPERAND.has(name) ? 1 : 0))
+    const { entry, operands } = findCommand(positionals)
+    const { values: options } = parseArgs({
+      args: [...argv],
+      options: optionsOf(entry.options),
+      allowPositionals: true,
+    })
+    if (operands.length > (entry.operand ? 1 : 0))
       throw new UsageError(`unexpected argument "${operands.at(-1)}"`)
-    await command(new CommandContext(io, options, operands))
+    // optionsOf declares every option but --json and --help a string.
+    const given = options as CommandOptions<string>
+    await entry.run(new CommandContext(io, given, operands, entry.operand?.what))
     return 0
   } catch (err) {
     if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {

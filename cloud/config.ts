@@ -1,8 +1,17 @@
 import { parseDuration } from '../shared/duration.js'
 import { isLoopbackHost } from '../shared/loopback-host.js'
 import { ConfigError } from './settings/config-error.js'
-import { parseDatabaseUrl } from './settings/database-url.js'
+import {
+  DEFAULT_DATABASE_POOL_SIZE,
+  DEFAULT_DATABASE_URL,
+  parseDatabaseUrl,
+} from './settings/database-url.js'
 import { DEFAULT_IDEMPOTENCY_MAX_BYTES_PER_CREDENTIAL } from './settings/idempotency-limits.js'
+import {
+  DEFAULT_CONSOLE_RATE_LIMIT,
+  DEFAULT_OAUTH_RATE_LIMIT_PER_CLIENT,
+  DEFAULT_OAUTH_RATE_LIMIT_PER_IP,
+} from './settings/rate-limits.js'
 import { DEFAULT_SERVER_TIMEOUTS } from './settings/server-timeouts.js'
 import {
   DEFAULT_WEBHOOK_SETTINGS,
@@ -51,7 +60,7 @@ export interface CloudConfig {
   /**
    * Slow clients (OWASP API4:2023), in seconds: the request line and headers, the whole request,
    * a connection with no traffic, an idle keep-alive connection. Unset: the defaults of
-   * cloud/settings/server-timeouts.ts (15, 60, 120 and 72 s).
+   * cloud/settings/server-timeouts.ts.
    */
   headersTimeoutSeconds?: number | undefined
   requestTimeoutSeconds?: number | undefined
@@ -59,7 +68,7 @@ export interface CloudConfig {
   keepAliveTimeoutSeconds?: number | undefined
 }
 
-export const DEFAULT_DATABASE_URL = 'sqlite:./data/hajri.db'
+export { DEFAULT_DATABASE_URL } from './settings/database-url.js'
 
 function integer(
   env: NodeJS.ProcessEnv,
@@ -149,26 +158,37 @@ export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConf
     .split(',')
     .map((h) => h.trim())
     .filter((h) => h !== '')
+  const whole = (name: string, fallback: number, min: number, max: number) =>
+    integer(env, name, fallback, min, max, problems)
+  const hooks = DEFAULT_WEBHOOK_SETTINGS
   const config: CloudConfig = {
     databaseUrl,
     host,
-    port: integer(env, 'HAJRI_PORT', 8080, 0, 65535, problems),
+    port: whole('HAJRI_PORT', 8080, 0, 65535),
     logLevel,
     trustProxy: trustProxy(env.HAJRI_TRUST_PROXY),
-    bodyLimitBytes: integer(env, 'HAJRI_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024, problems),
-    databasePoolSize: integer(env, 'HAJRI_DATABASE_POOL_SIZE', 10, 1, 1000, problems),
+    bodyLimitBytes: whole('HAJRI_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    databasePoolSize: whole('HAJRI_DATABASE_POOL_SIZE', DEFAULT_DATABASE_POOL_SIZE, 1, 1000),
     redisUrl,
     publicUrl,
-    oauthRateLimitPerIp: integer(env, 'HAJRI_OAUTH_RATE_LIMIT_PER_IP', 300, 1, 1_000_000, problems),
-    oauthRateLimitPerClient: integer(env, 'HAJRI_OAUTH_RATE_LIMIT_PER_CLIENT', 60, 1, 1_000_000, problems),
-    consoleRateLimit: integer(env, 'HAJRI_CONSOLE_RATE_LIMIT', 600, 1, 1_000_000, problems),
-    idempotencyMaxBytesPerCredential: integer(
-      env,
+    oauthRateLimitPerIp: whole(
+      'HAJRI_OAUTH_RATE_LIMIT_PER_IP',
+      DEFAULT_OAUTH_RATE_LIMIT_PER_IP,
+      1,
+      1_000_000,
+    ),
+    oauthRateLimitPerClient: whole(
+      'HAJRI_OAUTH_RATE_LIMIT_PER_CLIENT',
+      DEFAULT_OAUTH_RATE_LIMIT_PER_CLIENT,
+      1,
+      1_000_000,
+    ),
+    consoleRateLimit: whole('HAJRI_CONSOLE_RATE_LIMIT', DEFAULT_CONSOLE_RATE_LIMIT, 1, 1_000_000),
+    idempotencyMaxBytesPerCredential: whole(
       'HAJRI_IDEMPOTENCY_MAX_BYTES_PER_CREDENTIAL',
       DEFAULT_IDEMPOTENCY_MAX_BYTES_PER_CREDENTIAL,
       64 * 1024,
       64 * 1024 * 1024 * 1024,
-      problems,
     ),
     secretKey: env.HAJRI_SECRET_KEY || undefined,
     secretKeyFile: env.HAJRI_SECRET_KEY_FILE || undefined,
@@ -176,12 +196,17 @@ export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConf
       retrySchedule: retrySchedule ?? DEFAULT_WEBHOOK_SETTINGS.retrySchedule,
       allowlist,
       disableAfterSeconds: disableAfterSeconds ?? DEFAULT_WEBHOOK_SETTINGS.disableAfterSeconds,
-      timeoutSeconds: integer(env, 'HAJRI_WEBHOOK_TIMEOUT_SECONDS', 15, 1, 120, problems),
-      concurrency: integer(env, 'HAJRI_WEBHOOK_CONCURRENCY', 16, 1, 1000, problems),
-      endpointConcurrency: integer(env, 'HAJRI_WEBHOOK_ENDPOINT_CONCURRENCY', 1, 1, 100, problems),
-      connectTimeoutSeconds: integer(env, 'HAJRI_WEBHOOK_CONNECT_TIMEOUT_SECONDS', 5, 1, 120, problems),
-      tenantConcurrency: integer(env, 'HAJRI_WEBHOOK_TENANT_CONCURRENCY', 4, 1, 1000, problems),
-      maxEndpointsPerTenant: integer(env, 'HAJRI_WEBHOOK_MAX_ENDPOINTS', 100, 1, 10_000, problems),
+      timeoutSeconds: whole('HAJRI_WEBHOOK_TIMEOUT_SECONDS', hooks.timeoutSeconds, 1, 120),
+      concurrency: whole('HAJRI_WEBHOOK_CONCURRENCY', hooks.concurrency, 1, 1000),
+      endpointConcurrency: whole('HAJRI_WEBHOOK_ENDPOINT_CONCURRENCY', hooks.endpointConcurrency, 1, 100),
+      connectTimeoutSeconds: whole(
+        'HAJRI_WEBHOOK_CONNECT_TIMEOUT_SECONDS',
+        hooks.connectTimeoutSeconds,
+        1,
+        120,
+      ),
+      tenantConcurrency: whole('HAJRI_WEBHOOK_TENANT_CONCURRENCY', hooks.tenantConcurrency, 1, 1000),
+      maxEndpointsPerTenant: whole('HAJRI_WEBHOOK_MAX_ENDPOINTS', hooks.maxEndpointsPerTenant, 1, 10_000),
     },
     headersTimeoutSeconds: optionalSeconds(env, 'HAJRI_HEADERS_TIMEOUT_SECONDS', problems),
     requestTimeoutSeconds: optionalSeconds(env, 'HAJRI_REQUEST_TIMEOUT_SECONDS', problems),

@@ -1,5 +1,7 @@
 import type { ApiKeySummary } from '../../shared/credentials.js'
-import type { Command } from './command-context.js'
+import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../features/credentials/credential-settings.js'
+import { DEFAULT_API_KEY_TTL_SECONDS } from '../features/credentials/service.js'
+import { command, durationText } from './command-context.js'
 
 function describeKey(key: ApiKeySummary): string {
   return [
@@ -13,39 +15,51 @@ function describeKey(key: ApiKeySummary): string {
   ].join('  ')
 }
 
-const create: Command = async (context) => {
-  const tenantId = context.required('tenant')
-  const input = {
-    name: context.options.name,
-    scopes: context.list('scopes'),
-    rateLimitPerMinute: context.wholeNumber('rate-limit'),
-    expiresInSeconds: context.duration('expires-in'),
-  }
-  const result = await context.withServices((services) =>
-    services.apiKeys.create(tenantId, input, context.actor),
-  )
-  context.print(
-    result,
-    `API key ${result.id} (${result.scopes.join(' ')}), ${result.rateLimitPerMinute}/min, expires ${result.expiresAt}\n` +
-      `${result.key}\n(shown once: store it now, only its hash is kept; never put it in browser code)`,
-  )
-}
+const create = command({
+  name: 'api-key create',
+  usage: `--tenant ID --scopes employees:read,attendance:write\n[--rate-limit ${DEFAULT_RATE_LIMIT_PER_MINUTE}] [--expires-in ${durationText(DEFAULT_API_KEY_TTL_SECONDS, 'd')}] [--name NAME]`,
+  options: ['tenant', 'scopes', 'rate-limit', 'expires-in', 'name'],
+  run: async (context) => {
+    const tenantId = context.required('tenant')
+    const input = {
+      name: context.options.name,
+      scopes: context.list('scopes'),
+      rateLimitPerMinute: context.wholeNumber('rate-limit'),
+      expiresInSeconds: context.duration('expires-in'),
+    }
+    const result = await context.withServices((services) =>
+      services.apiKeys.create(tenantId, input, context.actor),
+    )
+    context.print(
+      result,
+      `API key ${result.id} (${result.scopes.join(' ')}), ${result.rateLimitPerMinute}/min, expires ${result.expiresAt}\n` +
+        `${result.key}\n(shown once: store it now, only its hash is kept; never put it in browser code)`,
+    )
+  },
+})
 
-const list: Command = async (context) => {
-  const tenantId = context.required('tenant')
-  const keys = await context.withServices((services) => services.apiKeys.list(tenantId))
-  context.print(keys, keys.length === 0 ? 'no API keys' : keys.map(describeKey).join('\n'))
-}
+const list = command({
+  name: 'api-key list',
+  usage: '--tenant ID',
+  options: ['tenant'],
+  run: async (context) => {
+    const tenantId = context.required('tenant')
+    const keys = await context.withServices((services) => services.apiKeys.list(tenantId))
+    context.print(keys, keys.length === 0 ? 'no API keys' : keys.map(describeKey).join('\n'))
+  },
+})
 
-const revoke: Command = async (context) => {
-  const tenantId = context.required('tenant')
-  const id = context.operand('id of the API key to revoke (key_...)')
-  const key = await context.withServices((services) => services.apiKeys.revoke(tenantId, id, context.actor))
-  context.print(key, `API key ${key.id} revoked: it is refused from the next request on`)
-}
+const revoke = command({
+  name: 'api-key revoke',
+  usage: '--tenant ID KEY_ID',
+  options: ['tenant'],
+  operand: { name: 'KEY_ID', what: 'id of the API key to revoke (key_...)' },
+  run: async (context) => {
+    const tenantId = context.required('tenant')
+    const id = context.operand()
+    const key = await context.withServices((services) => services.apiKeys.revoke(tenantId, id, context.actor))
+    context.print(key, `API key ${key.id} revoked: it is refused from the next request on`)
+  },
+})
 
-export const apiKeyCommands: Record<string, Command> = {
-  'api-key create': create,
-  'api-key list': list,
-  'api-key revoke': revoke,
-}
+export const apiKeyCommands = [create, list, revoke]

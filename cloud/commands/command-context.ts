@@ -1,5 +1,4 @@
 import { userInfo } from 'node:os'
-import type { parseArgs } from 'node:util'
 import { parseDuration } from '../../shared/duration.js'
 import type { Actor } from '../auth/actor.js'
 import { loadCloudConfig } from '../config.js'
@@ -18,46 +17,44 @@ export interface CliIo {
 /** A mistake in how the command was called: exit status 2, with the usage. */
 export class UsageError extends Error {}
 
-export const CLI_OPTIONS = {
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-  name: { type: 'string' },
-  'admin-email': { type: 'string' },
-  'time-zone': { type: 'string' },
-  'backfill-days': { type: 'string' },
-  tenant: { type: 'string' },
-  scopes: { type: 'string' },
-  'rate-limit': { type: 'string' },
-  'expires-in': { type: 'string' },
-  'client-id': { type: 'string' },
-  grace: { type: 'string' },
-  action: { type: 'string' },
-  target: { type: 'string' },
-  limit: { type: 'string' },
-  url: { type: 'string' },
-  events: { type: 'string' },
-  description: { type: 'string' },
-  endpoint: { type: 'string' },
-  status: { type: 'string' },
-  'event-type': { type: 'string' },
-  from: { type: 'string' },
-  to: { type: 'string' },
-  cursor: { type: 'string' },
-  since: { type: 'string' },
-} as const
+/** The options a command takes, each a string (`--tenant ID`), and `--json`, which every command takes. */
+export type CommandOptions<O extends string> = Readonly<Partial<Record<O, string>>> & {
+  readonly json?: boolean
+}
 
-export type CliOptions = ReturnType<
-  typeof parseArgs<{ options: typeof CLI_OPTIONS; allowPositionals: true }>
->['values']
+/**
+ * One command of `hajri-cloud`, declared once: the CLI builds its usage, its operand check and its
+ * option parsing from these (cli.ts).
+ */
+export interface CommandEntry<O extends string = string> {
+  /** The words that name it: `serve`, `api-key create`. */
+  name: string
+  /**
+   * What follows the name in the usage; a line break starts a line aligned under the first one.
+   * It names the operand and every option of `options`.
+   */
+  usage?: string
+  /** A few words shown beside a command without arguments (`serve`). */
+  summary?: string
+  /** Its one operand (a file, an id): the name its usage shows, and what is missing when it is not given. */
+  operand?: { name: string; what: string }
+  /** The string options it takes; any other is a usage error (`--json` and `--help` are always taken). */
+  options: readonly O[]
+  run(context: CommandContext<O>): Promise<void>
+}
 
-type StringOption = Exclude<keyof typeof CLI_OPTIONS, 'json' | 'help'>
+/** Declares a command; its options give `run` its typed `context.options`. */
+export function command<const O extends string = never>(entry: CommandEntry<O>): CommandEntry<O> {
+  return entry
+}
 
 /** What every command gets: its arguments, its output, and the services over the configured database. */
-export class CommandContext {
+export class CommandContext<O extends string = string> {
   constructor(
     readonly io: CliIo,
-    readonly options: CliOptions,
+    readonly options: CommandOptions<O>,
     readonly operands: readonly string[],
+    private readonly operandWhat = 'argument',
   ) {}
 
   /** Audit actor: the operating-system user who ran the command. */
@@ -73,19 +70,19 @@ export class CommandContext {
     this.io.stdout(this.options.json ? `${JSON.stringify(value, null, 2)}\n` : `${human}\n`)
   }
 
-  required(name: StringOption): string {
+  required(name: O): string {
     const value = this.options[name]
     if (value === undefined || value === '') throw new UsageError(`--${name} is required`)
     return value
   }
 
-  operand(what: string): string {
+  operand(): string {
     const value = this.operands[0]
-    if (value === undefined) throw new UsageError(`give the ${what}`)
+    if (value === undefined) throw new UsageError(`give the ${this.operandWhat}`)
     return value
   }
 
-  wholeNumber(name: StringOption): number | undefined {
+  wholeNumber(name: O): number | undefined {
     const text = this.options[name]
     if (text === undefined) return undefined
     if (!/^\d{1,9}$/.test(text)) throw new UsageError(`--${name} must be a whole number, got "${text}"`)
@@ -93,7 +90,7 @@ export class CommandContext {
   }
 
   /** A duration option in seconds (`90d`, `12h`, `30m`, `1y`). */
-  duration(name: StringOption): number | undefined {
+  duration(name: O): number | undefined {
     const text = this.options[name]
     if (text === undefined) return undefined
     const seconds = parseDuration(text)
@@ -103,7 +100,7 @@ export class CommandContext {
   }
 
   /** A comma-separated list option. */
-  list(name: StringOption): string[] {
+  list(name: O): string[] {
     return this.required(name)
       .split(',')
       .map((s) => s.trim())
@@ -133,4 +130,7 @@ export class CommandContext {
   }
 }
 
-export type Command = (context: CommandContext) => Promise<void>
+/** A default duration as a usage line shows it, in the unit given: `90d`, `24h`. */
+export function durationText(seconds: number, unit: 'h' | 'd'): string {
+  return `${seconds / (unit === 'd' ? 86_400 : 3600)}${unit}`
+}

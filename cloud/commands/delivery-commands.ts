@@ -1,7 +1,7 @@
-import { MAX_PAGE_LIMIT } from '../../shared/pagination.js'
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../shared/pagination.js'
 import { isWebhookEventType } from '../../shared/webhook-events.js'
 import { DELIVERY_STATUSES, type DeliveryListQuery, type WebhookDelivery } from '../../shared/webhooks.js'
-import { type Command, UsageError } from './command-context.js'
+import { command, UsageError } from './command-context.js'
 
 const describe = (d: WebhookDelivery) =>
   [
@@ -16,73 +16,91 @@ const describe = (d: WebhookDelivery) =>
     .trimEnd()
 
 /** `deliveries list --tenant ID [--endpoint ID] [--status S] [--event-type T] [--from T] [--to T] [--limit N] [--cursor C]`. */
-const list: Command = async (context) => {
-  const tenantId = context.required('tenant')
-  const { status, 'event-type': eventType } = context.options
-  if (status !== undefined && !(DELIVERY_STATUSES as readonly string[]).includes(status)) {
-    throw new UsageError(`--status must be one of ${DELIVERY_STATUSES.join(', ')}`)
-  }
-  if (eventType !== undefined && !isWebhookEventType(eventType))
-    throw new UsageError(`--event-type: unknown event "${eventType}"`)
-  const limit = context.wholeNumber('limit') ?? 50
-  if (limit < 1 || limit > MAX_PAGE_LIMIT) throw new UsageError(`--limit must be from 1 to ${MAX_PAGE_LIMIT}`)
-  const query = Object.fromEntries(
-    Object.entries({
-      endpointId: context.options.endpoint,
-      status,
-      eventType,
-      from: context.options.from,
-      to: context.options.to,
-      cursor: context.options.cursor,
-      limit,
-    }).filter(([, v]) => v !== undefined),
-  ) as DeliveryListQuery
-  const page = await context.withServices((services) => services.webhookDeliveries.list(tenantId, query))
-  const human = page.data.length === 0 ? 'no deliveries' : page.data.map(describe).join('\n')
-  context.print(page, page.nextCursor ? `${human}\nmore: --cursor ${page.nextCursor}` : human)
-}
+const list = command({
+  name: 'deliveries list',
+  usage: `--tenant ID [--endpoint ID] [--status failed] [--event-type TYPE]\n[--from TIME] [--to TIME] [--limit ${DEFAULT_PAGE_LIMIT}] [--cursor C]`,
+  options: ['tenant', 'endpoint', 'status', 'event-type', 'from', 'to', 'limit', 'cursor'],
+  run: async (context) => {
+    const tenantId = context.required('tenant')
+    const { status, 'event-type': eventType } = context.options
+    if (status !== undefined && !(DELIVERY_STATUSES as readonly string[]).includes(status)) {
+      throw new UsageError(`--status must be one of ${DELIVERY_STATUSES.join(', ')}`)
+    }
+    if (eventType !== undefined && !isWebhookEventType(eventType))
+      throw new UsageError(`--event-type: unknown event "${eventType}"`)
+    const limit = context.wholeNumber('limit') ?? DEFAULT_PAGE_LIMIT
+    if (limit < 1 || limit > MAX_PAGE_LIMIT)
+      throw new UsageError(`--limit must be from 1 to ${MAX_PAGE_LIMIT}`)
+    const query = Object.fromEntries(
+      Object.entries({
+        endpointId: context.options.endpoint,
+        status,
+        eventType,
+        from: context.options.from,
+        to: context.options.to,
+        cursor: context.options.cursor,
+        limit,
+      }).filter(([, v]) => v !== undefined),
+    ) as DeliveryListQuery
+    const page = await context.withServices((services) => services.webhookDeliveries.list(tenantId, query))
+    const human = page.data.length === 0 ? 'no deliveries' : page.data.map(describe).join('\n')
+    context.print(page, page.nextCursor ? `${human}\nmore: --cursor ${page.nextCursor}` : human)
+  },
+})
 
-const show: Command = async (context) => {
-  const tenantId = context.required('tenant')
-  const id = context.operand('id of the delivery (dlv_...)')
-  const d = await context.withServices((services) => services.webhookDeliveries.show(tenantId, id))
-  const attempts = d.attemptLog.map(
-    (a) =>
-      `  #${a.number} ${a.at} ${a.trigger.padEnd(9)} ${a.responseStatus ?? '---'} ${a.durationMs} ms${a.error ? `  ${a.error}` : ''}`,
-  )
-  context.print(
-    d,
-    [
-      describe(d),
-      `message ${d.messageId}, ${d.payload.size} bytes, sha256 ${d.payload.sha256}`,
-      ...attempts,
-    ].join('\n'),
-  )
-}
+const show = command({
+  name: 'deliveries show',
+  usage: '--tenant ID DELIVERY_ID',
+  options: ['tenant'],
+  operand: { name: 'DELIVERY_ID', what: 'id of the delivery (dlv_...)' },
+  run: async (context) => {
+    const tenantId = context.required('tenant')
+    const id = context.operand()
+    const d = await context.withServices((services) => services.webhookDeliveries.show(tenantId, id))
+    const attempts = d.attemptLog.map(
+      (a) =>
+        `  #${a.number} ${a.at} ${a.trigger.padEnd(9)} ${a.responseStatus ?? '---'} ${a.durationMs} ms${a.error ? `  ${a.error}` : ''}`,
+    )
+    context.print(
+      d,
+      [
+        describe(d),
+        `message ${d.messageId}, ${d.payload.size} bytes, sha256 ${d.payload.sha256}`,
+        ...attempts,
+      ].join('\n'),
+    )
+  },
+})
 
-const retry: Command = async (context) => {
-  const tenantId = context.required('tenant')
-  const id = context.operand('id of the delivery (dlv_...)')
-  const d = await context.withServices((services) =>
-    services.webhookDeliveries.retry(tenantId, id, context.actor),
-  )
-  context.print(d, `delivery ${d.id} will be attempted again now (the running server sends it)`)
-}
+const retry = command({
+  name: 'deliveries retry',
+  usage: '--tenant ID DELIVERY_ID',
+  options: ['tenant'],
+  operand: { name: 'DELIVERY_ID', what: 'id of the delivery (dlv_...)' },
+  run: async (context) => {
+    const tenantId = context.required('tenant')
+    const id = context.operand()
+    const d = await context.withServices((services) =>
+      services.webhookDeliveries.retry(tenantId, id, context.actor),
+    )
+    context.print(d, `delivery ${d.id} will be attempted again now (the running server sends it)`)
+  },
+})
 
 /** `deliveries replay --tenant ID --endpoint ID --since TIME`. */
-const replay: Command = async (context) => {
-  const tenantId = context.required('tenant')
-  const endpointId = context.required('endpoint')
-  const since = context.required('since')
-  const result = await context.withServices((services) =>
-    services.webhookDeliveries.replay(tenantId, endpointId, since, context.actor),
-  )
-  context.print(result, `${result.replayed} failed deliveries to ${endpointId} will be attempted again now`)
-}
+const replay = command({
+  name: 'deliveries replay',
+  usage: '--tenant ID --endpoint ID --since 2026-11-20T00:00:00+05:30',
+  options: ['tenant', 'endpoint', 'since'],
+  run: async (context) => {
+    const tenantId = context.required('tenant')
+    const endpointId = context.required('endpoint')
+    const since = context.required('since')
+    const result = await context.withServices((services) =>
+      services.webhookDeliveries.replay(tenantId, endpointId, since, context.actor),
+    )
+    context.print(result, `${result.replayed} failed deliveries to ${endpointId} will be attempted again now`)
+  },
+})
 
-export const deliveryCommands: Record<string, Command> = {
-  'deliveries list': list,
-  'deliveries show': show,
-  'deliveries retry': retry,
-  'deliveries replay': replay,
-}
+export const deliveryCommands = [list, show, retry, replay]

@@ -3,7 +3,11 @@ import { dirname } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import pg from 'pg'
-import { type DatabaseTarget, parseDatabaseUrl } from '../settings/database-url.js'
+import {
+  type DatabaseTarget,
+  DEFAULT_DATABASE_POOL_SIZE,
+  parseDatabaseUrl,
+} from '../settings/database-url.js'
 import { type RunInTransaction, transactionRunner } from './group-commit.js'
 import type { Database } from './schema.js'
 import { SecretBox } from './secret-box.js'
@@ -102,7 +106,11 @@ export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Da
       },
     }
   }
-  const pool = new pg.Pool({ connectionString: target.url, max: options.poolSize ?? 10, types: pgTypes })
+  const pool = new pg.Pool({
+    connectionString: target.url,
+    max: options.poolSize ?? DEFAULT_DATABASE_POOL_SIZE,
+    types: pgTypes,
+  })
   const onPoolError = options.onPoolError ?? (() => {})
   pool.on('error', onPoolError)
   // pg-pool hears a connection's errors only while it is idle. One in use with no statement running

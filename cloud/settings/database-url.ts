@@ -1,5 +1,11 @@
 import { resolve } from 'node:path'
 
+/** HAJRI_DATABASE_URL when unset: a file beside the working directory, so a first run needs nothing. */
+export const DEFAULT_DATABASE_URL = 'sqlite:./data/hajri.db'
+
+/** Connections in the PostgreSQL pool of one instance (HAJRI_DATABASE_POOL_SIZE); SQLite has one. */
+export const DEFAULT_DATABASE_POOL_SIZE = 10
+
 export type DatabaseTarget = { dialect: 'sqlite'; path: string } | { dialect: 'postgres'; url: string }
 
 /**

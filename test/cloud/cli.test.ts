@@ -8,13 +8,14 @@ import { fileURLToPath } from 'node:url'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../cloud/app.js'
-import { type CliIo, runCli, USAGE } from '../../cloud/cli.js'
+import { COMMANDS, runCli, USAGE } from '../../cloud/cli.js'
 import { type DatabaseHandle, openDatabase } from '../../cloud/db/database.js'
 import { migrations } from '../../cloud/db/migrations/index.js'
 import { hashApiKey } from '../../cloud/features/credentials/api-key-format.js'
 import { MAX_API_KEY_TTL_SECONDS } from '../../cloud/features/credentials/service.js'
 import { ID_PATTERN } from '../../shared/ids.js'
 import { nowMicros, parseTimestamp } from '../../shared/time.js'
+import { type CliResult, captureCli } from '../support/cli-capture.js'
 import { bearer, createTestDatabaseUrl, type DatabaseKind } from '../support/cloud-harness.js'
 import { postgresAvailability } from '../support/services.js'
 
@@ -22,30 +23,9 @@ const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const HEADER = 'employeeCode,name,email,department,location,status'
 const DAY = 86_400_000_000
 
-interface CliResult {
-  code: number
-  stdout: string
-  stderr: string
-  /** stdout read as JSON (for --json runs). */
-  json: () => Record<string, unknown>
-}
-
 /** Runs hajri-cloud in-process against `env`, capturing what it writes. */
-async function cli(env: NodeJS.ProcessEnv, cwd: string, ...argv: string[]): Promise<CliResult> {
-  let stdout = ''
-  let stderr = ''
-  const io: CliIo = {
-    env,
-    cwd,
-    stdout: (text) => {
-      stdout += text
-    },
-    stderr: (text) => {
-      stderr += text
-    },
-  }
-  const code = await runCli(argv, io)
-  return { code, stdout, stderr, json: () => JSON.parse(stdout) }
+function cli(env: NodeJS.ProcessEnv, cwd: string, ...argv: string[]): Promise<CliResult> {
+  return captureCli(runCli, argv, { env, cwd })
 }
 
 /** A failure as --json reports it: the exit status, and `{error: {code, message}}` on stdout. */
@@ -622,6 +602,28 @@ describe('hajri-cloud CLI usage', () => {
       expect(result.code, argv.join(' ')).toBe(2)
       expect(result.stderr).toContain('Usage:')
       expect(result.stdout).toBe('')
+    }
+  })
+
+  it('refuses an option the command does not take (exit 2), though another command takes it', async () => {
+    for (const argv of [
+      ['migrate', '--tenant', 'ten_1'],
+      ['api-key', 'list', '--tenant', 'ten_1', '--scopes', 'employees:read'],
+      ['webhook', 'pause', 'whk_1', '--tenant', 'ten_1', '--grace', '1h'],
+    ]) {
+      const result = await cli(env, workDir, ...argv, '--json')
+      expect(expectFailure(result, 2, 'usage'), argv.join(' ')).toContain(`'${argv.at(-2)}'`)
+    }
+  })
+
+  it('lists each command once in the usage, naming its operand and exactly the options it takes', () => {
+    const names = COMMANDS.map((c) => c.name)
+    expect(new Set(names).size).toBe(names.length)
+    for (const { name, usage = '', operand, options } of COMMANDS) {
+      const [group = '', verb] = name.split(' ')
+      expect(USAGE, name).toMatch(verb ? new RegExp(`hajri-cloud ${group} ([a-z-]+\\|)*${verb}\\b`) : name)
+      expect([...usage.matchAll(/--([a-z-]+)/g)].map((m) => m[1]).sort(), name).toEqual([...options].sort())
+      if (operand) expect(usage.split(/\s+/), name).toContain(operand.name)
     }
   })
 

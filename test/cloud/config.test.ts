@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest'
 import { DEFAULT_DATABASE_URL, loadCloudConfig } from '../../cloud/config.js'
 import { ConfigError } from '../../cloud/settings/config-error.js'
+import { DEFAULT_DATABASE_POOL_SIZE } from '../../cloud/settings/database-url.js'
+import { DEFAULT_IDEMPOTENCY_MAX_BYTES_PER_CREDENTIAL } from '../../cloud/settings/idempotency-limits.js'
+import {
+  DEFAULT_CONSOLE_RATE_LIMIT,
+  DEFAULT_OAUTH_RATE_LIMIT_PER_CLIENT,
+  DEFAULT_OAUTH_RATE_LIMIT_PER_IP,
+} from '../../cloud/settings/rate-limits.js'
+import { DEFAULT_WEBHOOK_SETTINGS } from '../../cloud/settings/webhook-settings.js'
 
 /** The problems loadCloudConfig reports for `env`, or [] when it accepts it. */
 function problemsFor(env: NodeJS.ProcessEnv): string[] {
@@ -44,6 +52,18 @@ describe('loadCloudConfig', () => {
       },
     })
     expect(DEFAULT_DATABASE_URL).toBe('sqlite:./data/hajri.db')
+  })
+
+  it('takes each default from the settings module that declares it, which lower layers read too', () => {
+    expect(loadCloudConfig({})).toMatchObject({
+      databaseUrl: DEFAULT_DATABASE_URL,
+      databasePoolSize: DEFAULT_DATABASE_POOL_SIZE,
+      oauthRateLimitPerIp: DEFAULT_OAUTH_RATE_LIMIT_PER_IP,
+      oauthRateLimitPerClient: DEFAULT_OAUTH_RATE_LIMIT_PER_CLIENT,
+      consoleRateLimit: DEFAULT_CONSOLE_RATE_LIMIT,
+      idempotencyMaxBytesPerCredential: DEFAULT_IDEMPOTENCY_MAX_BYTES_PER_CREDENTIAL,
+      webhooks: DEFAULT_WEBHOOK_SETTINGS,
+    })
   })
 
   it('treats an empty variable as unset', () => {
