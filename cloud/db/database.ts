@@ -1,13 +1,14 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import { Kysely, SqliteDialect } from 'kysely'
 import pg from 'pg'
 import {
   type DatabaseTarget,
   DEFAULT_DATABASE_POOL_SIZE,
   parseDatabaseUrl,
 } from '../settings/database-url.js'
+import { CurrentSchemaPostgresDialect } from './current-schema-introspector.js'
 import { type RunInTransaction, transactionRunner } from './group-commit.js'
 import type { Database } from './schema.js'
 import { SecretBox } from './secret-box.js'
@@ -120,7 +121,7 @@ export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Da
   const inUse = (err: Error) => onPoolError(err)
   pool.on('acquire', (client) => client.on('error', inUse))
   pool.on('release', (_err, client) => client.removeListener('error', inUse))
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  const db = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }) })
   const safe = new URL(target.url)
   safe.password = ''
   return {
