@@ -8,6 +8,7 @@ import authPlugin from '../../../../cloud/plugins/auth.js'
 import { SCOPES, type Scope } from '../../../../shared/scopes.js'
 import { nowMicros } from '../../../../shared/time.js'
 import { bearer, describeEachDatabase, employee, type TestCloud } from '../../../support/cloud-harness.js'
+import { everyStoredValue } from '../../stored-values.js'
 
 const EMPLOYEES = '/api/public/v1/employees'
 const REALM = 'Bearer realm="hajri"'
@@ -31,20 +32,6 @@ function request(cloud: TestCloud, route: RouteRecord, headers: Record<string, s
     headers,
     ...(withBody ? { payload: {} } : {}),
   })
-}
-
-/** Every value stored in every table, as text: where a leaked secret would show up. */
-async function everyStoredValue(cloud: TestCloud): Promise<string> {
-  const tables = await cloud.database.db.introspection.getTables()
-  const dumps: string[] = []
-  for (const table of tables) {
-    const rows = await cloud.database.db
-      .selectFrom(table.name as 'api_keys')
-      .selectAll()
-      .execute()
-    dumps.push(JSON.stringify(rows))
-  }
-  return dumps.join('\n')
 }
 
 describeEachDatabase('API key authentication', (cloud) => {
@@ -241,7 +228,7 @@ describeEachDatabase('API key authentication', (cloud) => {
       expect(key.startsWith(row.key_prefix)).toBe(true)
       expect(row.key_prefix.length).toBeLessThanOrEqual(10)
 
-      const stored = await everyStoredValue(cloud)
+      const stored = await everyStoredValue(cloud.database.db)
       // The scan sees the stored rows (else it could never fail) but not the key or its secret part.
       expect(stored).toContain(row.key_hash)
       expect(stored).not.toContain(key)

@@ -1,17 +1,14 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { AppError } from '../../../../cloud/app-error.js'
+import { CLIENT_SECRET, hashSecret, isWellFormedSecret } from '../../../../cloud/auth/secret-format.js'
 import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../../../../cloud/features/credentials/credential-settings.js'
-import {
-  CLIENT_SECRET,
-  hashSecret,
-  isWellFormedSecret,
-} from '../../../../cloud/features/credentials/secret-format.js'
 import {
   DEFAULT_ROTATION_GRACE_SECONDS,
   MAX_ROTATION_GRACE_SECONDS,
 } from '../../../../cloud/features/oauth/app-service.js'
 import { formatServerTime, nowMicros } from '../../../../shared/time.js'
 import { describeEachDatabase, TEST_ACTOR, type TestCloud } from '../../../support/cloud-harness.js'
+import { everyStoredValue } from '../../stored-values.js'
 
 const SECOND = 1_000_000
 const HOUR = 3600 * SECOND
@@ -23,21 +20,6 @@ async function rejection(promise: Promise<unknown>): Promise<AppError> {
   )
   expect(err).toBeInstanceOf(AppError)
   return err as AppError
-}
-
-/** Every value stored in every table, as text: where a leaked secret would show up. */
-async function everyStoredValue(cloud: TestCloud): Promise<string> {
-  const tables = await cloud.database.db.introspection.getTables()
-  expect(tables.map((t) => t.name)).toEqual(expect.arrayContaining(['oauth_apps', 'oauth_client_secrets']))
-  const dumps: string[] = []
-  for (const table of tables) {
-    const rows = await cloud.database.db
-      .selectFrom(table.name as 'oauth_apps')
-      .selectAll()
-      .execute()
-    dumps.push(JSON.stringify(rows))
-  }
-  return dumps.join('\n')
 }
 
 /** A client id no other test (or database run) uses: the index on client ids is global. */
@@ -152,13 +134,13 @@ describeEachDatabase('OAuth app service', (cloud: TestCloud) => {
     it('refuses a client id already in use, in this tenant or another, and writes nothing', async () => {
       const clientId = uniqueClientId('taken')
       const first = await create({ clientId })
-      const before = await everyStoredValue(cloud)
+      const before = await everyStoredValue(cloud.database.db)
       for (const tenant of [tenantId, otherTenantId]) {
         const err = await rejection(create({ clientId, name: 'second' }, tenant))
         expect(err.code).toBe('client_id_taken')
         expect(err.status).toBe(409)
       }
-      expect(await everyStoredValue(cloud)).toBe(before)
+      expect(await everyStoredValue(cloud.database.db)).toBe(before)
       expect(await works(clientId, first.clientSecret)).toBe(true)
     })
 
@@ -172,7 +154,7 @@ describeEachDatabase('OAuth app service', (cloud: TestCloud) => {
     it('keeps only a hash of each secret: no table holds the secret itself', async () => {
       const created = await create()
       const rotated = await apps().rotateSecret(tenantId, created.id, TEST_ACTOR)
-      const stored = await everyStoredValue(cloud)
+      const stored = await everyStoredValue(cloud.database.db)
       for (const secret of [created.clientSecret, rotated.clientSecret]) {
         expect(stored).not.toContain(secret)
         // Nor the random part alone, should the prefix have been stripped before storing.
