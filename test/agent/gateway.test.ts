@@ -18,6 +18,7 @@ import { Spool } from '../../agent/spool/spool.js'
 import type { AgentStatus } from '../../agent/status/agent-status.js'
 import { formatInZone, nowMicros, parseTimestamp } from '../../shared/time.js'
 import { employee, TEST_ACTOR, TestCloud } from '../support/cloud-harness.js'
+import { unusedPort } from '../support/unused-port.js'
 import { startSimulatorTestAgent } from './simulator/simulator-test-agent.js'
 
 /**
@@ -51,17 +52,6 @@ class FakeInput implements Component {
     if (!this.context) throw new Error('no context')
     await this.context.sink.accept(deviceId, transport, Buffer.from(text))
   }
-}
-
-/** A port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const port = (server.address() as { port: number }).port
-  server.close()
-  await once(server, 'close')
-  return port
 }
 
 /** Whether anything accepts TCP connections at `address`. */
@@ -352,7 +342,7 @@ describe('GET /status', () => {
     // A punch left in the spool an hour ago (a chunk file dated then), and two new ones.
     const hourAgo = Math.floor(Date.now() / 1000) * 1000 - 3_600_000
     const agent = await startAgent({
-      cloudUrl: `http://127.0.0.1:${await closedPort()}`,
+      cloudUrl: `http://127.0.0.1:${await unusedPort()}`,
       beforeStart: async (dir) => {
         const spool = new Spool({ dir, maxBytes: 1 << 30, chunkPunches: 500, log, events: new EventBus(log) })
         await spool.start()
@@ -765,7 +755,7 @@ describe('start and stop', () => {
       cleanup.push(() => rm(dir, { recursive: true, force: true }))
       const script = join(dir, 'run-gateway.mts')
       await writeFile(script, childScript(REPO_ROOT))
-      const url = mode === 'forwarded' ? cloudUrl : `http://127.0.0.1:${await closedPort()}`
+      const url = mode === 'forwarded' ? cloudUrl : `http://127.0.0.1:${await unusedPort()}`
       const child = spawn(
         process.execPath,
         ['--import', 'tsx', script, url, clientId, join(dir, 'spool'), mode],

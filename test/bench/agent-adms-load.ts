@@ -1,6 +1,6 @@
 import http from 'node:http'
+import { median } from '../support/median.js'
 import { cpuSeconds, mainThreadSchedule } from './agent-proc-stats.js'
-import { median } from './median.js'
 
 /** Asia/Kolkata, the site's zone (the agent's default): terminals keep local wall time. */
 const IST_OFFSET_MS = 330 * 60_000

@@ -2,11 +2,11 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AgentStatus } from '../../agent/status/agent-status.js'
+import { unusedPort } from '../support/unused-port.js'
 import { type AdmsPhase, AdmsTerminals, TerminalLog } from './agent-adms-load.js'
 import { readAgentBenchSettings } from './agent-bench-settings.js'
 import { agentRuntime } from './agent-compile.js'
 import { admsDeviceId, writeAdmsAgentConfig } from './agent-config.js'
-import { freePort } from './agent-free-port.js'
 import { requireProcfs } from './agent-proc-stats.js'
 import { AgentProcess } from './agent-process.js'
 import type { BenchContext, Benchmark } from './benchmark.js'
@@ -168,7 +168,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
     command = shown
     // A port nothing listens on: every request to the "cloud" is refused at once, so the forwarder
     // only backs off (with its floor and jitter) and never competes with ingest for CPU or disk.
-    const [admsPort, statusPort, deadCloudPort] = [await freePort(), await freePort(), await freePort()]
+    const [admsPort, statusPort, deadCloudPort] = [await unusedPort(), await unusedPort(), await unusedPort()]
     const configPath = await writeAdmsAgentConfig({
       dir,
       spoolDir,

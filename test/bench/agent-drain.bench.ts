@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { AgentConfigSchema } from '../../agent/config/schema.js'
 import type { AgentStatus } from '../../agent/status/agent-status.js'
+import { unusedPort } from '../support/unused-port.js'
 import { readAgentBenchSettings } from './agent-bench-settings.js'
 import { type AgentCloudDatabase, createAgentCloudDatabase } from './agent-cloud-database.js'
 import { agentRuntime } from './agent-compile.js'
 import { writeAgentConfig } from './agent-config.js'
 import { clientCredentialsToken, type DirectBatchResult, postDirectBatches } from './agent-direct-batch.js'
-import { freePort } from './agent-free-port.js'
 import { cpuSeconds, memoryMB, requireProcfs } from './agent-proc-stats.js'
 import { AgentProcess } from './agent-process.js'
 import { benchEmployeeCodes, drainPunch, drainStart } from './agent-punch-data.js'
@@ -185,7 +185,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
     const database = await createAgentCloudDatabase(EMPLOYEES)
     try {
       await withCloud(database, async (url) => {
-        const [mqttPort, statusPort] = [await freePort(), await freePort()]
+        const [mqttPort, statusPort] = [await unusedPort(), await unusedPort()]
         const configPath = await writeAgentConfig({
           dir,
           spoolDir,

@@ -2,13 +2,14 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AgentStatus } from '../../agent/status/agent-status.js'
+import { spawnTracked, stopChild } from '../support/child-program.js'
+import { unusedPort } from '../support/unused-port.js'
 import { readAgentBenchSettings } from './agent-bench-settings.js'
 import { createAgentCloudDatabase } from './agent-cloud-database.js'
 import { agentRuntime } from './agent-compile.js'
 import { writeAgentConfig } from './agent-config.js'
-import { freePort } from './agent-free-port.js'
 import { cpuSeconds, memoryMB, requireProcfs } from './agent-proc-stats.js'
-import { AgentProcess, spawnTracked, stopChild } from './agent-process.js'
+import { AgentProcess } from './agent-process.js'
 import type { BenchContext, Benchmark } from './benchmark.js'
 import { type BenchResult, ratio } from './report.js'
 import { ServerProcess } from './server-process.js'
@@ -50,7 +51,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
     try {
       const cloud = await ServerProcess.start({ entry: 'cloud-server.ts', args: [database.url] })
       try {
-        const [mqttPort, statusPort] = [await freePort(), await freePort()]
+        const [mqttPort, statusPort] = [await unusedPort(), await unusedPort()]
         const configPath = await writeAgentConfig({
           dir,
           spoolDir,

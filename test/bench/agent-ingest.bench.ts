@@ -2,10 +2,10 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AgentStatus } from '../../agent/status/agent-status.js'
+import { unusedPort } from '../support/unused-port.js'
 import { readAgentBenchSettings } from './agent-bench-settings.js'
 import { agentRuntime } from './agent-compile.js'
 import { BENCH_TOPIC, writeAgentConfig } from './agent-config.js'
-import { freePort } from './agent-free-port.js'
 import { type MqttPhase, MqttPublishers } from './agent-mqtt-load.js'
 import { requireProcfs } from './agent-proc-stats.js'
 import { AgentProcess } from './agent-process.js'
@@ -55,7 +55,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
     command = shown
     // A port nothing listens on: every request to the "cloud" is refused at once, so the forwarder
     // only backs off (with its floor and jitter) and never competes with ingest for CPU or disk.
-    const [mqttPort, statusPort, deadCloudPort] = [await freePort(), await freePort(), await freePort()]
+    const [mqttPort, statusPort, deadCloudPort] = [await unusedPort(), await unusedPort(), await unusedPort()]
     const configPath = await writeAgentConfig({
       dir,
       spoolDir,

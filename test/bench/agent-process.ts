@@ -1,46 +1,13 @@
-import { type ChildProcess, spawn } from 'node:child_process'
-import { once } from 'node:events'
+import type { ChildProcess } from 'node:child_process'
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs'
 import http from 'node:http'
-import { fileURLToPath } from 'node:url'
 import type { AgentStatus } from '../../agent/status/agent-status.js'
+import { REPO_ROOT, spawnTracked, stopChild } from '../support/child-program.js'
 import { httpGet } from './http-get.js'
 
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const STARTUP_TIMEOUT_MS = 60_000
 // The agent lets punches being stored get their PUBACK and drains the spool before it exits.
 const STOP_TIMEOUT_MS = 20_000
-
-/** Every child still running, killed if the bench process exits without stopping it (a crash). */
-const running = new Set<ChildProcess>()
-process.once('exit', () => {
-  for (const child of running) child.kill('SIGKILL')
-})
-
-/** Starts a child and keeps it in `running` until it exits. */
-export function spawnTracked(command: string, args: string[], options: Parameters<typeof spawn>[2]) {
-  const child = spawn(command, args, options)
-  running.add(child)
-  child.once('exit', () => running.delete(child))
-  return child
-}
-
-/** Ends a child we started: `signal`, then SIGKILL if it has not exited within `timeoutMs`. */
-export async function stopChild(
-  child: ChildProcess,
-  signal: NodeJS.Signals,
-  timeoutMs: number,
-): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = once(child, 'exit')
-  child.kill(signal)
-  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
-  try {
-    await exited
-  } finally {
-    clearTimeout(timer)
-  }
-}
 
 export interface AgentProcessOptions {
   configPath: string

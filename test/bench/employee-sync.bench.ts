@@ -1,9 +1,9 @@
 import http from 'node:http'
 import { formatTimestamp } from '../../shared/time.js'
+import { median } from '../support/median.js'
 import { createBenchDatabase } from './bench-database.js'
 import type { BenchContext, Benchmark } from './benchmark.js'
 import { httpGet } from './http-get.js'
-import { median } from './median.js'
 import { type BenchResult, type Figure, ratio } from './report.js'
 import { ServerProcess } from './server-process.js'
 

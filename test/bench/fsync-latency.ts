@@ -1,6 +1,6 @@
 import { closeSync, fdatasyncSync, openSync, rmSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
-import { median } from './median.js'
+import { median } from '../support/median.js'
 
 /**
  * Median time of one 4 KiB write + fdatasync in `directory`, ms: what each durable SQLite commit

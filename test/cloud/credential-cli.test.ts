@@ -4,13 +4,14 @@ import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../cloud/app.js'
-import { type CliIo, runCli } from '../../cloud/cli.js'
+import { hashSecret } from '../../cloud/auth/secret-format.js'
+import { runCli } from '../../cloud/cli.js'
 import { type DatabaseHandle, openDatabase } from '../../cloud/db/database.js'
 import { migrateToLatest } from '../../cloud/db/migrate.js'
-import { hashSecret } from '../../cloud/features/credentials/secret-format.js'
 import { AUDIT_ACTIONS } from '../../shared/audit.js'
 import type { ApiKeySummary, OAuthAppSummary } from '../../shared/credentials.js'
 import { nowMicros, parseTimestamp } from '../../shared/time.js'
+import { type CliResult, captureCli } from '../support/cli-capture.js'
 import { bearer, createTestDatabaseUrl, type DatabaseKind } from '../support/cloud-harness.js'
 import { postgresAvailability } from '../support/services.js'
 
@@ -28,28 +29,8 @@ const CLI_ACTOR = (() => {
   }
 })()
 
-interface CliResult {
-  code: number
-  stdout: string
-  stderr: string
-  json: <T = Record<string, unknown>>() => T
-}
-
-async function cli(env: NodeJS.ProcessEnv, cwd: string, argv: string[]): Promise<CliResult> {
-  let stdout = ''
-  let stderr = ''
-  const io: CliIo = {
-    env,
-    cwd,
-    stdout: (text) => {
-      stdout += text
-    },
-    stderr: (text) => {
-      stderr += text
-    },
-  }
-  const code = await runCli(argv, io)
-  return { code, stdout, stderr, json: <T>() => JSON.parse(stdout) as T }
+function cli(env: NodeJS.ProcessEnv, cwd: string, argv: string[]): Promise<CliResult> {
+  return captureCli(runCli, argv, { env, cwd })
 }
 
 /** A success: exit 0 and nothing on stderr. */

@@ -4,16 +4,12 @@ import { sql } from 'kysely'
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../cloud/app.js'
-import { type CliIo, runCli } from '../../cloud/cli.js'
-import {
-  ACCESS_TOKEN,
-  API_KEY,
-  CLIENT_SECRET,
-  type SecretKind,
-} from '../../cloud/features/credentials/secret-format.js'
+import { ACCESS_TOKEN, API_KEY, CLIENT_SECRET, type SecretKind } from '../../cloud/auth/secret-format.js'
+import { runCli } from '../../cloud/cli.js'
 import { loggerOptions, REDACT_PATHS } from '../../cloud/logger-options.js'
 import { SCOPES } from '../../shared/scopes.js'
 import { nowMicros } from '../../shared/time.js'
+import { captureCli } from '../support/cli-capture.js'
 import { bearer, employee, TEST_ACTOR, TestCloud } from '../support/cloud-harness.js'
 
 /**
@@ -412,23 +408,15 @@ describe('secrets never reach the logs', () => {
   })
 
   it('runs the CLI credential commands; stdout shows each secret once, stderr never', async () => {
-    let stdout = ''
+    // stdout is judged one command at a time, stderr over them all.
     let stderr = ''
-    const io: CliIo = {
-      env: { HAJRI_DATABASE_URL: cloud.databaseUrl },
-      cwd: process.cwd(),
-      stdout: (text) => {
-        stdout += text
-      },
-      stderr: (text) => {
-        stderr += text
-      },
-    }
     const cli = async (...argv: string[]) => {
-      stdout = ''
-      const code = await runCli([...argv, '--json'], io)
-      const output = stdout
-      return { code, output, json: () => JSON.parse(output) }
+      const result = await captureCli(runCli, [...argv, '--json'], {
+        env: { HAJRI_DATABASE_URL: cloud.databaseUrl },
+        cwd: process.cwd(),
+      })
+      stderr += result.stderr
+      return { code: result.code, output: result.stdout, json: () => JSON.parse(result.stdout) }
     }
     const tenant = await cli(
       'tenant',

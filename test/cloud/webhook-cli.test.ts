@@ -3,9 +3,10 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir, userInfo } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { type CliIo, runCli } from '../../cloud/cli.js'
+import { runCli } from '../../cloud/cli.js'
 import { nowMicros, parseTimestamp } from '../../shared/time.js'
 import type { WebhookDelivery, WebhookDeliveryDetail, WebhookEndpoint } from '../../shared/webhooks.js'
+import { type CliResult, captureCli } from '../support/cli-capture.js'
 import { bearer, type DatabaseKind, TEST_SECRET_KEY, TestCloud } from '../support/cloud-harness.js'
 import { postgresAvailability } from '../support/services.js'
 import { WebhookReceiver } from '../support/webhook-receiver.js'
@@ -24,28 +25,8 @@ const CLI_ACTOR = (() => {
   }
 })()
 
-interface CliResult {
-  code: number
-  stdout: string
-  stderr: string
-  json: <T = Record<string, unknown>>() => T
-}
-
-async function cli(env: NodeJS.ProcessEnv, cwd: string, argv: string[]): Promise<CliResult> {
-  let stdout = ''
-  let stderr = ''
-  const io: CliIo = {
-    env,
-    cwd,
-    stdout: (text) => {
-      stdout += text
-    },
-    stderr: (text) => {
-      stderr += text
-    },
-  }
-  const code = await runCli(argv, io)
-  return { code, stdout, stderr, json: <T>() => JSON.parse(stdout) as T }
+function cli(env: NodeJS.ProcessEnv, cwd: string, argv: string[]): Promise<CliResult> {
+  return captureCli(runCli, argv, { env, cwd })
 }
 
 /** A success: exit 0 and nothing on stderr. */

@@ -5,7 +5,8 @@
  * `npm run soak`, not here.
  */
 import { describe, expect, it } from 'vitest'
-import { type Bound, judge, median, type Point, quantile, rollingMinimum, theilSenSlope } from './flatness.js'
+import { median } from '../support/median.js'
+import { type Bound, judge, type Point, quantile, rollingMinimum, theilSenSlope } from './flatness.js'
 
 const SECONDS = 600
 const memory: Bound = { kind: 'memory', maxGrowth: 0.25, floor: 8, maxPerHour: 100 }

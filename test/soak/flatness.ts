@@ -12,20 +12,12 @@
  * for the trend, the slope of the rolling minimum over five samples (longer than a collection cycle
  * here). A leak raises both; a collection handing memory back lowers only the floor.
  */
+import { median } from '../support/median.js'
 
 export interface Point {
   /** Seconds since the load started. */
   t: number
   value: number
-}
-
-export function median(values: readonly number[]): number {
-  const finite = values.filter(Number.isFinite).sort((a, b) => a - b)
-  if (finite.length === 0) return Number.NaN
-  const mid = Math.floor(finite.length / 2)
-  return finite.length % 2 === 1
-    ? (finite[mid] as number)
-    : ((finite[mid - 1] as number) + (finite[mid] as number)) / 2
 }
 
 /** The `q` quantile (0..1) of the finite values, by nearest rank; NaN when there are none. */

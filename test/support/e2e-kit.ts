@@ -166,11 +166,6 @@ export function printTable(title: string, counts: Record<string, unknown>): void
   console.log(`${title}\n${lines.join('\n')}`)
 }
 
-export function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.floor(sorted.length / 2)] ?? 0
-}
-
 /** The promise, or a rejection saying what was waited for once `ms` have passed. */
 export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined

@@ -1,13 +1,12 @@
 import { once } from 'node:events'
 import { mkdtemp, rm } from 'node:fs/promises'
-import { createServer, type Server } from 'node:http'
+import { createServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parse as parseCsv } from 'csv-parse/sync'
 import pino from 'pino'
 import { Registry } from 'prom-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { AgentIo } from '../../../agent/commands/agent-command.js'
 import type { Component } from '../../../agent/component.js'
 import { EventBus } from '../../../agent/events.js'
 import { Gateway } from '../../../agent/gateway.js'
@@ -18,7 +17,10 @@ import { DeadLetters } from '../../../agent/spool/dead-letters.js'
 import { Spool } from '../../../agent/spool/spool.js'
 import { StatusServer } from '../../../agent/status/status-server.js'
 import { formatInZone, nowMicros } from '../../../shared/time.js'
-import { batchAnswer, type ScriptedResult } from '../uplink/batch-answer-fixture.js'
+import { batchAnswer, type ScriptedResult } from '../../support/batch-answer.js'
+import { captureCli } from '../../support/cli-capture.js'
+import { type Answer, FakeCloud } from '../../support/fake-cloud.js'
+import { unusedPort } from '../../support/unused-port.js'
 
 /**
  * `hajri-agent dead-letters list|export|replay`, through a running agent (--url) and, once it is
@@ -34,69 +36,36 @@ async function until(condition: () => boolean | Promise<boolean>): Promise<void>
   while (!(await condition())) await new Promise((r) => setTimeout(r, 10))
 }
 
-async function cli(...argv: string[]) {
-  let stdout = ''
-  let stderr = ''
-  const io: AgentIo = {
-    env: {},
-    cwd: tmpdir(),
-    stdout: (t) => {
-      stdout += t
-    },
-    stderr: (t) => {
-      stderr += t
-    },
-    isTty: false,
-  }
-  const code = await runAgentCli(argv, io)
-  return { code, stdout, stderr }
+function cli(...argv: string[]) {
+  return captureCli(runAgentCli, argv, { env: {}, cwd: tmpdir() })
 }
 
 /** A cloud that refuses punches of employees it does not know (422, with a comma in its detail). */
-class FakeCloud {
+class RefusingCloud extends FakeCloud {
   readonly unknown = new Set<string>()
   readonly accepted: string[] = []
-  private server: Server | undefined
-  url = ''
 
-  async start() {
-    this.server = createServer((req, res) => {
-      const body: Buffer[] = []
-      req.on('data', (c: Buffer) => body.push(c))
-      req.on('end', () => {
-        const json = (status: number, value: unknown) =>
-          res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value))
-        if (req.url === '/api/oauth/token') return json(200, { access_token: 't', expires_in: 3600 })
-        const sent = JSON.parse(Buffer.concat(body).toString()) as
-          | { employeeCode: string }
-          | { punches: { employeeCode: string }[] }
-        const refusal = (code: string) => ({
-          type: 'about:blank',
-          title: 'Employee not found',
-          status: 422,
-          code: 'employee_not_found',
-          detail: `No employee ${code}, add them in the directory.`,
-        })
-        const outcome = (p: { employeeCode: string }, index: number): ScriptedResult => {
-          if (this.unknown.has(p.employeeCode))
-            return { index, status: 'rejected', problem: refusal(p.employeeCode) }
-          this.accepted.push(p.employeeCode)
-          return { index, status: 'created' }
-        }
-        if ('punches' in sent) return json(200, batchAnswer(sent.punches.map(outcome)))
-        const result = outcome(sent, 0)
-        if (result.status === 'rejected') return json(422, result.problem)
-        json(201, {})
-      })
+  override punchAnswer: Answer = (request, res) => {
+    const json = (status: number, value: unknown) =>
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value))
+    const sent = request.json as { employeeCode: string } | { punches: { employeeCode: string }[] }
+    const refusal = (code: string) => ({
+      type: 'about:blank',
+      title: 'Employee not found',
+      status: 422,
+      code: 'employee_not_found',
+      detail: `No employee ${code}, add them in the directory.`,
     })
-    this.server.listen(0, '127.0.0.1')
-    await once(this.server, 'listening')
-    this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}`
-  }
-
-  async stop() {
-    this.server?.closeAllConnections()
-    this.server?.close()
+    const outcome = (p: { employeeCode: string }, index: number): ScriptedResult => {
+      if (this.unknown.has(p.employeeCode))
+        return { index, status: 'rejected', problem: refusal(p.employeeCode) }
+      this.accepted.push(p.employeeCode)
+      return { index, status: 'created' }
+    }
+    if ('punches' in sent) return json(200, batchAnswer(sent.punches.map(outcome)))
+    const result = outcome(sent, 0)
+    if (result.status === 'rejected') return json(422, result.problem)
+    json(201, {})
   }
 }
 
@@ -106,16 +75,7 @@ class FakeInput implements Component {
   async stop() {}
 }
 
-async function closedPortUrl(): Promise<string> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const port = (server.address() as { port: number }).port
-  server.close()
-  await once(server, 'close')
-  return `http://127.0.0.1:${port}`
-}
-
-const cloud = new FakeCloud()
+const cloud = new RefusingCloud()
 let dir: string
 let spoolDir: string
 let gateway: Gateway
@@ -309,7 +269,7 @@ describe('from the spool directory of a stopped agent (--spool)', () => {
   })
 
   it('says no agent answers, and how to read the directory instead, without --spool', async () => {
-    const url = await closedPortUrl()
+    const url = `http://127.0.0.1:${await unusedPort()}`
     const list = await cli('dead-letters', 'list', '--url', url)
     expect(list.code).toBe(2)
     expect(list.stderr).toContain(`no agent answers at ${url}: give --spool DIR`)

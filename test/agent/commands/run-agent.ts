@@ -1,27 +1,7 @@
-import type { AgentIo } from '../../../agent/commands/agent-command.js'
 import { runAgentCli } from '../../../agent/main.js'
-
-export interface CliResult {
-  code: number
-  stdout: string
-  stderr: string
-}
+import { type CliResult, captureCli } from '../../support/cli-capture.js'
 
 /** Runs hajri-agent in-process, as a shell would, capturing what it writes. */
-export async function runAgent(cwd: string, env: NodeJS.ProcessEnv, ...argv: string[]): Promise<CliResult> {
-  let stdout = ''
-  let stderr = ''
-  const io: AgentIo = {
-    env,
-    cwd,
-    stdout: (text) => {
-      stdout += text
-    },
-    stderr: (text) => {
-      stderr += text
-    },
-    isTty: false,
-  }
-  const code = await runAgentCli(argv, io)
-  return { code, stdout, stderr }
+export function runAgent(cwd: string, env: NodeJS.ProcessEnv, ...argv: string[]): Promise<CliResult> {
+  return captureCli(runAgentCli, argv, { env, cwd })
 }

@@ -9,13 +9,14 @@ import { fileURLToPath } from 'node:url'
 import pino from 'pino'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { stringify } from 'yaml'
-import type { AgentIo } from '../../../agent/commands/agent-command.js'
 import { EventBus } from '../../../agent/events.js'
 import { runAgentCli, USAGE } from '../../../agent/main.js'
 import { Spool } from '../../../agent/spool/spool.js'
 import type { AgentStatus } from '../../../agent/status/agent-status.js'
 import { formatInZone, nowMicros } from '../../../shared/time.js'
+import { captureCli } from '../../support/cli-capture.js'
 import { employee, TEST_ACTOR, TestCloud } from '../../support/cloud-harness.js'
+import { unusedPort } from '../../support/unused-port.js'
 
 /**
  * `hajri-agent run` as a service manager runs it: a child process (`node --import tsx
@@ -68,16 +69,6 @@ afterEach(() => {
   for (const child of running) child.kill('SIGKILL')
 })
 
-/** A port that was free a moment ago (the agent's listen address cannot be port 0). */
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const port = (server.address() as { port: number }).port
-  server.close()
-  await once(server, 'close')
-  return port
-}
-
 async function exists(path: string): Promise<boolean> {
   return access(path).then(
     () => true,
@@ -104,7 +95,7 @@ afterAll(async () => {
 
 describe('hajri-agent run with a bad configuration', () => {
   it('prints every problem and exits 2 without starting anything', async () => {
-    const port = await freePort()
+    const port = await unusedPort()
     const spoolDir = join(dir, 'bad-spool')
     const config = join(dir, 'bad.yaml')
     await writeFile(
@@ -206,7 +197,7 @@ describe('hajri-agent run with a good configuration', () => {
   }
 
   it('starts, serves /status, forwards its spool, and exits 0 on SIGTERM, never logging the secret', async () => {
-    const port = await freePort()
+    const port = await unusedPort()
     const config = await prepare('good', port)
     const run = hajriAgent(['run', '--config', config], { HAJRI_CLIENT_SECRET: clientSecret })
     await until(async () => {
@@ -224,18 +215,12 @@ describe('hajri-agent run with a good configuration', () => {
       'hajri_agent_punches_forwarded_total 1',
     )
     // `hajri-agent status` reads it, and says there is an alarm.
-    let printed = ''
-    const io: AgentIo = {
+    const printed = await captureCli(runAgentCli, ['status', '--url', `http://127.0.0.1:${port}`], {
       env: {},
       cwd: dir,
-      stdout: (t) => {
-        printed += t
-      },
-      stderr: () => {},
-      isTty: false,
-    }
-    expect(await runAgentCli(['status', '--url', `http://127.0.0.1:${port}`], io)).toBe(3)
-    expect(printed).toContain('site run-test')
+    })
+    expect(printed.code).toBe(3)
+    expect(printed.stdout).toContain('site run-test')
 
     run.child.kill('SIGTERM')
     expect(await run.exited).toEqual({ code: 0, signal: null })
@@ -333,34 +318,16 @@ describe('hajri-agent usage', () => {
 
   it('prints the usage and exits 0 when asked for help, or given nothing', async () => {
     for (const argv of [[], ['--help'], ['-h'], ['help']]) {
-      let stdout = ''
-      const io: AgentIo = {
-        env: {},
-        cwd: dir,
-        stdout: (t) => {
-          stdout += t
-        },
-        stderr: () => {},
-        isTty: false,
-      }
-      expect(await runAgentCli(argv, io)).toBe(0)
+      const { code, stdout } = await captureCli(runAgentCli, argv, { env: {}, cwd: dir })
+      expect(code).toBe(0)
       expect(stdout).toBe(`${USAGE}\n`)
     }
   })
 
   it('exits 2 for run without --config, or with an option it does not know', async () => {
     for (const argv of [['run'], ['run', '--config', 'a.yaml', '--daemon'], ['dead-letters', 'purge']]) {
-      let stderr = ''
-      const io: AgentIo = {
-        env: {},
-        cwd: dir,
-        stdout: () => {},
-        stderr: (t) => {
-          stderr += t
-        },
-        isTty: false,
-      }
-      expect(await runAgentCli(argv, io), argv.join(' ')).toBe(2)
+      const { code, stderr } = await captureCli(runAgentCli, argv, { env: {}, cwd: dir })
+      expect(code, argv.join(' ')).toBe(2)
       expect(stderr, argv.join(' ')).toContain('Usage:')
     }
   })

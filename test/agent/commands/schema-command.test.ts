@@ -3,29 +3,15 @@ import { join } from 'node:path'
 import { Ajv } from 'ajv'
 import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
-import type { AgentIo } from '../../../agent/commands/agent-command.js'
 import { agentJsonSchema } from '../../../agent/config/json-schema.js'
 import { runAgentCli } from '../../../agent/main.js'
+import { captureCli } from '../../support/cli-capture.js'
 import { EXAMPLE, REPO_ROOT } from '../config/config-fixture.js'
 
 const PUBLISHED = join(REPO_ROOT, 'deploy/agent.schema.json')
 
-async function agent(...argv: string[]) {
-  let stdout = ''
-  let stderr = ''
-  const io: AgentIo = {
-    env: {},
-    cwd: REPO_ROOT,
-    stdout: (text) => {
-      stdout += text
-    },
-    stderr: (text) => {
-      stderr += text
-    },
-    isTty: false,
-  }
-  const code = await runAgentCli(argv, io)
-  return { code, stdout, stderr }
+function agent(...argv: string[]) {
+  return captureCli(runAgentCli, argv, { env: {}, cwd: REPO_ROOT })
 }
 
 describe('hajri-agent schema', () => {

@@ -1,11 +1,10 @@
 import { once } from 'node:events'
 import { mkdtemp, rm } from 'node:fs/promises'
-import { createServer, type Server } from 'node:http'
+import { createServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pino from 'pino'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import type { AgentIo } from '../../../agent/commands/agent-command.js'
 import { progressBar, renderStatus } from '../../../agent/commands/status-command.js'
 import type { Component } from '../../../agent/component.js'
 import type { AgentConfig } from '../../../agent/config/schema.js'
@@ -14,7 +13,9 @@ import type { InputContext } from '../../../agent/inputs/input-context.js'
 import { runAgentCli } from '../../../agent/main.js'
 import type { AgentStatus } from '../../../agent/status/agent-status.js'
 import { formatInZone, nowMicros } from '../../../shared/time.js'
-import { batchAnswer } from '../uplink/batch-answer-fixture.js'
+import { captureCli } from '../../support/cli-capture.js'
+import { FakeCloud } from '../../support/fake-cloud.js'
+import { unusedPort } from '../../support/unused-port.js'
 
 const log = pino({ level: 'silent' })
 
@@ -23,69 +24,8 @@ async function until(condition: () => boolean | Promise<boolean>): Promise<void>
 }
 
 /** Runs `hajri-agent ...` in-process, capturing what it writes. */
-async function cli(argv: string[], env: NodeJS.ProcessEnv = {}) {
-  let stdout = ''
-  let stderr = ''
-  const io: AgentIo = {
-    env,
-    cwd: tmpdir(),
-    stdout: (t) => {
-      stdout += t
-    },
-    stderr: (t) => {
-      stderr += t
-    },
-    isTty: false,
-  }
-  const code = await runAgentCli(argv, io)
-  return { code, stdout, stderr }
-}
-
-/**
- * The cloud as the agent sees it, reduced to what this test needs: tokens, and punches accepted
- * (201 alone, 200 "created" in a batch), each answered only when `hold` is off or the test
- * releases it, so a backlog drains at the test's pace.
- */
-class FakeCloud {
-  hold = false
-  readonly held: (() => void)[] = []
-  private server: Server | undefined
-  url = ''
-
-  async start() {
-    this.server = createServer((req, res) => {
-      const body: Buffer[] = []
-      req.on('data', (c: Buffer) => body.push(c))
-      req.on('end', () => {
-        const json = (status: number, value: unknown) =>
-          res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value))
-        if (req.url === '/api/oauth/token') return json(200, { access_token: 't', expires_in: 3600 })
-        const answer = () => {
-          if (req.url?.endsWith('/batch')) {
-            const { punches } = JSON.parse(Buffer.concat(body).toString()) as { punches: unknown[] }
-            json(200, batchAnswer(punches.map((_, index) => ({ index, status: 'created' }))))
-          } else json(201, {})
-        }
-        if (this.hold) this.held.push(answer)
-        else answer()
-      })
-    })
-    this.server.listen(0, '127.0.0.1')
-    await once(this.server, 'listening')
-    this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}`
-  }
-
-  async releaseOne() {
-    await until(() => this.held.length > 0)
-    this.held.shift()?.()
-  }
-
-  async stop() {
-    this.hold = false
-    for (const answer of this.held.splice(0)) answer()
-    this.server?.closeAllConnections()
-    this.server?.close()
-  }
+function cli(argv: string[], env: NodeJS.ProcessEnv = {}) {
+  return captureCli(runAgentCli, argv, { env, cwd: tmpdir() })
 }
 
 class FakeInput implements Component {
@@ -94,13 +34,14 @@ class FakeInput implements Component {
   async stop() {}
 }
 
+/** Tokens, and punches accepted, each answered when the test releases it while `holdPunches` is on. */
 const cloud = new FakeCloud()
 beforeAll(() => cloud.start())
 afterAll(() => cloud.stop())
 
 let cleanup: (() => Promise<void>)[] = []
 afterEach(async () => {
-  cloud.hold = false
+  cloud.holdPunches = false
   for (const step of cleanup.reverse()) await step()
   cleanup = []
 })
@@ -159,15 +100,6 @@ async function startAgent(
     return input.context.sink.accept('gate-1', 'mqtt', Buffer.from(JSON.stringify(frame)))
   }
   return { gateway, base: gateway.statusAddress ?? '', events: input.context?.events, send }
-}
-
-async function closedPortUrl(): Promise<string> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const port = (server.address() as { port: number }).port
-  server.close()
-  await once(server, 'close')
-  return `http://127.0.0.1:${port}`
 }
 
 /** A status with everything in it, for rendering. */
@@ -354,7 +286,7 @@ describe('hajri-agent status, against a running agent', () => {
   it('shows a progress bar while a backlog drains', async () => {
     // One punch a chunk and a request, answered one by one by the cloud. (By default consecutive
     // chunks share a batch request, and the four punches would go in one.)
-    cloud.hold = true
+    cloud.holdPunches = true
     const agent = await startAgent({ chunkPunches: 1 }, { batchSize: 1 })
     const at = (m: number) => formatInZone(Math.floor(nowMicros() / 1e6 - m * 60) * 1e6, 'Asia/Kolkata')
     await agent.send([1, 2, 3, 4].map((m) => ({ employeeCode: 'E001', punchType: 'IN', punchedAt: at(m) })))
@@ -377,7 +309,7 @@ describe('hajri-agent status, against a running agent', () => {
   })
 
   it('exits 1 when no agent answers', async () => {
-    const url = await closedPortUrl()
+    const url = `http://127.0.0.1:${await unusedPort()}`
     const result = await cli(['status', '--url', url])
     expect(result.code).toBe(1)
     expect(result.stdout).toBe('')

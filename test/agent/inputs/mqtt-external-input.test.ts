@@ -15,6 +15,7 @@ import { MqttExternalInput } from '../../../agent/inputs/mqtt-external-input.js'
 import type { PunchSink } from '../../../agent/intake/punch-sink.js'
 import { SpoolFullError } from '../../../agent/spool/spool.js'
 import { MOSQUITTO_URL, mosquittoAvailability } from '../../support/services.js'
+import { unusedPort } from '../../support/unused-port.js'
 import {
   HeldSink,
   mqttDevice,
@@ -233,7 +234,7 @@ describe('MqttExternalInput with aedes as the site broker', () => {
     const devices = [mqttDevice('gate-1', 'punches/gate-1')]
     const agent = await startTestAgent(devices)
     cleanups.push(() => agent.close())
-    const port = await freePort()
+    const port = await unusedPort()
     const lines: { msg: string }[] = []
     const log = pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line)) })
     const input = startInput({ url: `mqtt://127.0.0.1:${port}`, clientId: 'agent-1', devices, agent, log })
@@ -251,12 +252,3 @@ describe('MqttExternalInput with aedes as the site broker', () => {
     await until(async () => expect(await agent.punches()).toHaveLength(1))
   })
 })
-
-async function freePort(): Promise<number> {
-  const server = net.createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const address = server.address()
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  if (!address || typeof address !== 'object') throw new Error('no port')
-  return address.port
-}

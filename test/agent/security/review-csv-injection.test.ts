@@ -11,9 +11,9 @@ import { join } from 'node:path'
 import { parse as parseCsv } from 'csv-parse/sync'
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { AgentIo } from '../../../agent/commands/agent-command.js'
 import { runAgentCli } from '../../../agent/main.js'
 import { DeadLetters } from '../../../agent/spool/dead-letters.js'
+import { captureCli } from '../../support/cli-capture.js'
 
 const log = pino({ level: 'silent' })
 
@@ -42,18 +42,10 @@ afterAll(async () => {
 })
 
 async function exportCsv(): Promise<string> {
-  let stdout = ''
-  const io: AgentIo = {
-    env: {},
-    cwd: spoolDir,
-    stdout: (t) => {
-      stdout += t
-    },
-    stderr: () => {},
-    isTty: false,
-  }
-  expect(await runAgentCli(['dead-letters', 'export', '--spool', spoolDir, '--format', 'csv'], io)).toBe(0)
-  return stdout
+  const argv = ['dead-letters', 'export', '--spool', spoolDir, '--format', 'csv']
+  const result = await captureCli(runAgentCli, argv, { env: {}, cwd: spoolDir })
+  expect(result.code).toBe(0)
+  return result.stdout
 }
 
 describe('dead-letters export --format csv', () => {

@@ -19,6 +19,7 @@ import { createInputs } from '../../../agent/inputs/create-inputs.js'
 import { runAgentCli } from '../../../agent/main.js'
 import type { DeadLetter, SpooledPunch } from '../../../agent/punch/spooled-punch.js'
 import { parseTimestamp } from '../../../shared/time.js'
+import { type RunningCli, startCli } from '../../support/cli-capture.js'
 import { freePort } from '../../support/e2e-kit.js'
 import { allDeadLetters } from '../spool/all-dead-letters.js'
 
@@ -166,21 +167,8 @@ export function jsonPunchLines(
 }
 
 /** `hajri-agent ARGS` in this process (runAgentCli), its output readable while it runs. */
-export function cliInProcess(args: string[]): { done: Promise<number>; stdout(): string; stderr(): string } {
-  let stdout = ''
-  let stderr = ''
-  const done = runAgentCli(args, {
-    env: {},
-    cwd: REPO_ROOT,
-    stdout: (text) => {
-      stdout += text
-    },
-    stderr: (text) => {
-      stderr += text
-    },
-    isTty: false,
-  })
-  return { done, stdout: () => stdout, stderr: () => stderr }
+export function cliInProcess(args: string[]): RunningCli {
+  return startCli(runAgentCli, args, { env: {}, cwd: REPO_ROOT })
 }
 
 /** (employee, direction, instant) of spooled or printed punches, sorted, to compare the two. */

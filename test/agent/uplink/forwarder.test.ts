@@ -13,6 +13,7 @@ import { createHttpClient } from '../../../agent/uplink/http-client.js'
 import { PunchUplink } from '../../../agent/uplink/punch-uplink.js'
 import { TokenClient } from '../../../agent/uplink/token-client.js'
 import { employee, TEST_ACTOR, TestCloud } from '../../support/cloud-harness.js'
+import { FakeCloud, send } from '../../support/fake-cloud.js'
 import { allDeadLetters } from '../spool/all-dead-letters.js'
 
 const log = pino({ level: 'silent' })
@@ -226,28 +227,14 @@ describe('forwarding to a real cloud', () => {
   })
 
   it('honours Retry-After on a 429', async () => {
-    const limited = createServer((req, res) => {
-      if (req.url?.includes('oauth/token')) {
-        res.writeHead(200, { 'content-type': 'application/json' })
-        res.end(
-          JSON.stringify({
-            access_token: 'hja_x',
-            token_type: 'Bearer',
-            expires_in: 3600,
-            scope: 'attendance:write',
-          }),
-        )
-        return
-      }
+    const limited = new FakeCloud()
+    limited.punchAnswer = (_request, res) =>
       res
         .writeHead(429, { 'retry-after': '7', 'content-type': 'application/problem+json' })
         .end('{"code":"rate_limited"}')
-    })
-    await new Promise<void>((resolve) => limited.listen(0, '127.0.0.1', resolve))
-    stops.push(() => new Promise((resolve) => limited.close(() => resolve())))
-    const { spool, forwarder, failures } = await agent(
-      `http://127.0.0.1:${(limited.address() as { port: number }).port}`,
-    )
+    await limited.start()
+    stops.push(() => limited.stop())
+    const { spool, forwarder, failures } = await agent(limited.url)
     await spool.append([punch(400)])
     forwarder.start()
     await until(() => failures.length >= 1)
@@ -259,28 +246,19 @@ describe('forwarding to a real cloud', () => {
     // Something between the agent and the cloud answers 200 with a body of its own: nothing in it
     // says what the cloud stored, so nothing may leave the spool.
     let answered = 0
-    const impostor = createServer((req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' })
-      if (req.url?.includes('oauth/token')) {
-        res.end(JSON.stringify({ access_token: 'hja_x', token_type: 'Bearer', expires_in: 3600 }))
-        return
-      }
+    const impostor = new FakeCloud()
+    impostor.punchAnswer = (_request, res) => {
       answered++
-      res.end(
-        JSON.stringify({
-          results: [
-            { index: 0, status: 'created' },
-            { index: 1, status: 'created' },
-          ],
-        }),
-      )
-    })
-    await new Promise<void>((resolve) => impostor.listen(0, '127.0.0.1', resolve))
-    stops.push(() => new Promise((resolve) => impostor.close(() => resolve())))
-    const { spool, deadLetters, forwarder, failures } = await agent(
-      `http://127.0.0.1:${(impostor.address() as { port: number }).port}`,
-      { chunkPunches: 1 },
-    )
+      send(res, 200, {
+        results: [
+          { index: 0, status: 'created' },
+          { index: 1, status: 'created' },
+        ],
+      })
+    }
+    await impostor.start()
+    stops.push(() => impostor.stop())
+    const { spool, deadLetters, forwarder, failures } = await agent(impostor.url, { chunkPunches: 1 })
     await spool.append([punch(450)])
     await spool.append([punch(451)])
     forwarder.start()

@@ -6,8 +6,6 @@
  * reason to wait only on a 429; a 5xx is retried on the agent's own backoff unless it carries a
  * Retry-After.
  */
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SpooledPunch } from '../../../agent/punch/spooled-punch.js'
@@ -15,6 +13,7 @@ import { createHttpClient } from '../../../agent/uplink/http-client.js'
 import { PunchUplink } from '../../../agent/uplink/punch-uplink.js'
 import { RetryableError } from '../../../agent/uplink/retryable-error.js'
 import { TokenClient } from '../../../agent/uplink/token-client.js'
+import { FakeCloud } from '../../support/fake-cloud.js'
 
 /** The rate-limit headers hajri-cloud sends with every authenticated answer (cloud/http/rate-limit.ts). */
 const RATE_LIMIT_HEADERS = {
@@ -33,29 +32,18 @@ const punch: SpooledPunch = {
 }
 
 describe('a retryable answer carrying the rate-limit headers', () => {
-  let server: Server
+  const cloud = new FakeCloud()
   let next: { status: number; headers: Record<string, string> } = { status: 500, headers: {} }
   let uplink: PunchUplink
   let close: () => void
 
   beforeAll(async () => {
-    server = createServer((req, res) => {
-      req.resume()
-      req.on('end', () => {
-        if (req.url === '/api/oauth/token') {
-          res.writeHead(200, { 'content-type': 'application/json' })
-          res.end(JSON.stringify({ access_token: 'tok', token_type: 'Bearer', expires_in: 3600 }))
-          return
-        }
-        res.writeHead(next.status, { 'content-type': 'application/problem+json', ...next.headers })
-        res.end(
-          JSON.stringify({ status: next.status, code: 'internal_error', title: 'Internal Server Error' }),
-        )
-      })
-    })
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-    const client = createHttpClient({ url, timeoutSeconds: 5, concurrency: 2 })
+    cloud.punchAnswer = (_request, res) => {
+      res.writeHead(next.status, { 'content-type': 'application/problem+json', ...next.headers })
+      res.end(JSON.stringify({ status: next.status, code: 'internal_error', title: 'Internal Server Error' }))
+    }
+    await cloud.start()
+    const client = createHttpClient({ url: cloud.url, timeoutSeconds: 5, concurrency: 2 })
     close = client.close
     const tokens = new TokenClient({
       http: client.http,
@@ -68,8 +56,7 @@ describe('a retryable answer carrying the rate-limit headers', () => {
   })
   afterAll(async () => {
     close()
-    server.closeAllConnections()
-    await new Promise<void>((resolve) => server.close(() => resolve()))
+    await cloud.stop()
   })
 
   const hintOf = async (status: number, headers: Record<string, string>) => {

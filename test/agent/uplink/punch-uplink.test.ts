@@ -1,5 +1,3 @@
-import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import pino from 'pino'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { SpooledPunch } from '../../../agent/punch/spooled-punch.js'
@@ -7,82 +5,11 @@ import { createHttpClient } from '../../../agent/uplink/http-client.js'
 import { PunchUplink } from '../../../agent/uplink/punch-uplink.js'
 import { RetryableError } from '../../../agent/uplink/retryable-error.js'
 import { TokenClient } from '../../../agent/uplink/token-client.js'
-import { batchAnswer } from './batch-answer-fixture.js'
+import { batchAnswer } from '../../support/batch-answer.js'
+import { BATCH_PATH, FakeCloud, PUNCH_PATH, problem, send } from '../../support/fake-cloud.js'
+import { unusedPort } from '../../support/unused-port.js'
 
 const log = pino({ level: 'silent' })
-const SINGLE = '/api/public/v1/attendance/punches'
-const BATCH = '/api/public/v1/attendance/punches/batch'
-const TOKEN = '/api/oauth/token'
-
-interface Seen {
-  method: string
-  url: string
-  headers: IncomingHttpHeaders
-  body: string
-  // biome-ignore lint/suspicious/noExplicitAny: request bodies are inspected freely.
-  json: any
-}
-
-type Answer = (request: Seen, res: ServerResponse) => void
-
-/**
- * A cloud this test scripts, so that it sees exactly what the agent sends: tokens `tok-1`,
- * `tok-2`... and, for punch requests, the next scripted answer (201 by default).
- */
-class FakeCloud {
-  readonly seen: Seen[] = []
-  answers: Answer[] = []
-  tokensIssued = 0
-  private server: Server | undefined
-  url = ''
-
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = []
-      req.on('data', (c: Buffer) => chunks.push(c))
-      req.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8')
-        let json: unknown
-        try {
-          json = JSON.parse(body)
-        } catch {
-          json = undefined
-        }
-        const seen: Seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, json }
-        this.seen.push(seen)
-        if (seen.url === TOKEN) {
-          this.tokensIssued++
-          send(res, 200, { access_token: `tok-${this.tokensIssued}`, token_type: 'Bearer', expires_in: 3600 })
-          return
-        }
-        const answer = this.answers.shift() ?? ((_r, out) => send(out, 201, {}))
-        answer(seen, res)
-      })
-    })
-    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve))
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`
-  }
-
-  async stop(): Promise<void> {
-    this.server?.closeAllConnections()
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()))
-  }
-
-  /** The punch requests, without the token requests. */
-  punchRequests(): Seen[] {
-    return this.seen.filter((s) => s.url !== TOKEN)
-  }
-}
-
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
-  const type = status >= 400 ? 'application/problem+json' : 'application/json'
-  res.writeHead(status, { 'content-type': type, ...headers }).end(JSON.stringify(body))
-}
-
-function problem(status: number, code: string, detail: string) {
-  return { type: `https://hajri.example.com/problems/${code}`, title: code, status, code, detail }
-}
-
 function punch(i: number, overrides: Partial<SpooledPunch> = {}): SpooledPunch {
   return {
     id: `hjp_${String(i).padStart(32, '0')}`,
@@ -118,9 +45,7 @@ afterAll(async () => {
   await cloud.stop()
 })
 beforeEach(() => {
-  cloud.seen.length = 0
-  cloud.answers = []
-  cloud.tokensIssued = 0
+  cloud.reset()
   closeClient?.()
   const client = createHttpClient({ url: cloud.url, timeoutSeconds: 5, concurrency: 2 })
   closeClient = client.close
@@ -151,7 +76,7 @@ describe('one punch: the single endpoint', () => {
     expect(await uplink.send([p])).toEqual([{ punch: p, accepted: true }])
     const [request] = cloud.punchRequests()
     expect(request?.method).toBe('POST')
-    expect(request?.url).toBe(SINGLE)
+    expect(request?.url).toBe(PUNCH_PATH)
     expect(request?.headers['idempotency-key']).toBe(p.id)
     expect(request?.headers.authorization).toBe('Bearer tok-1')
     expect(request?.headers['content-type']).toMatch(/^application\/json/)
@@ -184,7 +109,7 @@ describe('several punches: the batch endpoint', () => {
     )
     expect(await uplink.send(punches)).toEqual(punches.map((p) => ({ punch: p, accepted: true })))
     const [request] = cloud.punchRequests()
-    expect(request?.url).toBe(BATCH)
+    expect(request?.url).toBe(BATCH_PATH)
     expect(request?.json).toEqual({ punches: punches.map(input) })
     expect(request?.json.punches.map((p: { externalId: string }) => p.externalId)).toEqual(
       punches.map((p) => p.id),
@@ -287,7 +212,7 @@ describe('several punches: the batch endpoint', () => {
       { punch: punches[2], accepted: true },
     ])
     const requests = cloud.punchRequests()
-    expect(requests.map((r) => r.url)).toEqual([BATCH, SINGLE, SINGLE, SINGLE])
+    expect(requests.map((r) => r.url)).toEqual([BATCH_PATH, PUNCH_PATH, PUNCH_PATH, PUNCH_PATH])
     expect(requests.slice(1).map((r) => r.headers['idempotency-key'])).toEqual(punches.map((p) => p.id))
     expect(requests.slice(1).map((r) => r.json)).toEqual(punches.map(input))
   })
@@ -303,7 +228,7 @@ describe('a refused token', () => {
     // The retry is the same request: same key, same body.
     expect(requests[1]?.headers['idempotency-key']).toBe(p.id)
     expect(requests[1]?.json).toEqual(requests[0]?.json)
-    expect(cloud.tokensIssued).toBe(2)
+    expect(cloud.tokenRequests()).toHaveLength(2)
   })
 
   it('does not loop on a second 401: that is for an operator, and retried later', async () => {
@@ -314,7 +239,7 @@ describe('a refused token', () => {
     const error = await rejection(uplink.send([punch(1), punch(2)]))
     expect(error.message).toContain('401')
     expect(cloud.punchRequests()).toHaveLength(2)
-    expect(cloud.tokensIssued).toBe(2)
+    expect(cloud.tokenRequests()).toHaveLength(2)
   })
 })
 
@@ -373,10 +298,7 @@ describe('failures worth retrying', () => {
 
   it('turns a cloud that is not listening into a RetryableError', async () => {
     // A port that was just free: nothing listens there.
-    const spare = createServer()
-    await new Promise<void>((resolve) => spare.listen(0, '127.0.0.1', resolve))
-    const port = (spare.address() as AddressInfo).port
-    await new Promise<void>((resolve) => spare.close(() => resolve()))
+    const port = await unusedPort()
     const client = createHttpClient({ url: `http://127.0.0.1:${port}`, timeoutSeconds: 5, concurrency: 1 })
     try {
       const tokens = new TokenClient({

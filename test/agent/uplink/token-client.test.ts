@@ -1,64 +1,14 @@
 import { getEventListeners } from 'node:events'
-import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { ServerResponse } from 'node:http'
 import pino from 'pino'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createHttpClient } from '../../../agent/uplink/http-client.js'
 import { RetryableError } from '../../../agent/uplink/retryable-error.js'
 import { TokenClient } from '../../../agent/uplink/token-client.js'
 import { TEST_ACTOR, TestCloud } from '../../support/cloud-harness.js'
+import { FakeCloud } from '../../support/fake-cloud.js'
 
 const log = pino({ level: 'silent' })
-
-interface TokenRequest {
-  headers: IncomingHttpHeaders
-  body: URLSearchParams
-}
-
-/**
- * A token endpoint this test scripts: it records each request and answers with the next scripted
- * reply (by default a token `tok-N` valid for `expiresIn` seconds). `hold` keeps answers back until
- * released, to catch concurrent callers in the act.
- */
-class FakeTokenEndpoint {
-  readonly requests: TokenRequest[] = []
-  replies: ((res: ServerResponse) => void)[] = []
-  expiresIn = 3600
-  held: (() => void)[] | undefined
-  private server: Server | undefined
-  url = ''
-
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => {
-      let body = ''
-      req.on('data', (c: Buffer) => {
-        body += c.toString('utf8')
-      })
-      req.on('end', () => {
-        this.requests.push({ headers: req.headers, body: new URLSearchParams(body) })
-        const n = this.requests.length
-        const reply =
-          this.replies.shift() ??
-          ((out: ServerResponse) =>
-            json(out, 200, {
-              access_token: `tok-${n}`,
-              token_type: 'Bearer',
-              expires_in: this.expiresIn,
-              scope: 'attendance:write',
-            }))
-        if (this.held) this.held.push(() => reply(res))
-        else reply(res)
-      })
-    })
-    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve))
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`
-  }
-
-  async stop(): Promise<void> {
-    this.server?.closeAllConnections()
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()))
-  }
-}
 
 function json(res: ServerResponse, status: number, body: unknown) {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body))
@@ -84,7 +34,8 @@ function formDecode(text: string): string {
 }
 
 describe('TokenClient against a scripted token endpoint', () => {
-  const endpoint = new FakeTokenEndpoint()
+  /** Only its token endpoint is asked here. */
+  const endpoint = new FakeCloud()
   const clients: (() => void)[] = []
   let clock: number
 
@@ -94,10 +45,7 @@ describe('TokenClient against a scripted token endpoint', () => {
     await endpoint.stop()
   })
   beforeEach(() => {
-    endpoint.requests.length = 0
-    endpoint.replies = []
-    endpoint.expiresIn = 3600
-    endpoint.held = undefined
+    endpoint.reset()
     clock = Date.parse('2026-11-21T04:00:00Z')
   })
 
@@ -116,9 +64,9 @@ describe('TokenClient against a scripted token endpoint', () => {
 
   it('asks for client_credentials with the configured scope', async () => {
     expect(await tokenClient().token()).toBe('tok-1')
-    const [request] = endpoint.requests
+    const [request] = endpoint.tokenRequests()
     expect(request?.headers['content-type']).toBe('application/x-www-form-urlencoded')
-    expect(Object.fromEntries(request?.body ?? [])).toEqual({
+    expect(Object.fromEntries(request?.form ?? [])).toEqual({
       grant_type: 'client_credentials',
       scope: 'attendance:write',
     })
@@ -128,7 +76,7 @@ describe('TokenClient against a scripted token endpoint', () => {
     const clientId = 'Pune plant+1 %41:gate&x'
     const clientSecret = 'p@ss:w+rd %2F é'
     await tokenClient(clientId, clientSecret).token()
-    const header = endpoint.requests[0]?.headers.authorization ?? ''
+    const header = endpoint.tokenRequests()[0]?.headers.authorization ?? ''
     expect(header).toMatch(/^Basic [A-Za-z0-9+/]+=*$/)
     const decoded = Buffer.from(header.slice('Basic '.length), 'base64').toString('utf8')
     // Form-encoding leaves no ":" inside either half, so the first one is the separator.
@@ -139,7 +87,7 @@ describe('TokenClient against a scripted token endpoint', () => {
     expect(formDecode(id ?? '')).toBe(clientId)
     expect(formDecode(secret ?? '')).toBe(clientSecret)
     // Not sent a second way: RFC 6749 §2.3 allows one authentication method per request.
-    expect(endpoint.requests[0]?.body.has('client_secret')).toBe(false)
+    expect(endpoint.tokenRequests()[0]?.form.has('client_secret')).toBe(false)
   })
 
   it('keeps the token while it is good: one request for many calls', async () => {
@@ -148,7 +96,7 @@ describe('TokenClient against a scripted token endpoint', () => {
     clock += 30 * 60_000
     expect(await tokens.token()).toBe('tok-1')
     expect(await tokens.token()).toBe('tok-1')
-    expect(endpoint.requests).toHaveLength(1)
+    expect(endpoint.tokenRequests()).toHaveLength(1)
   })
 
   it('refreshes five minutes before a one-hour token expires', async () => {
@@ -159,7 +107,7 @@ describe('TokenClient against a scripted token endpoint', () => {
     expect(await tokens.token()).toBe('tok-1')
     clock = issuedAt + 55 * 60_000
     expect(await tokens.token()).toBe('tok-2')
-    expect(endpoint.requests).toHaveLength(2)
+    expect(endpoint.tokenRequests()).toHaveLength(2)
   })
 
   it('refreshes a short-lived token at half its life, never after it has expired', async () => {
@@ -175,25 +123,25 @@ describe('TokenClient against a scripted token endpoint', () => {
 
   it('shares one request among concurrent callers (single flight)', async () => {
     const tokens = tokenClient()
-    endpoint.held = []
+    endpoint.holdTokens = true
     const callers = Array.from({ length: 8 }, () => tokens.token())
-    await until(() => endpoint.requests.length === 1)
+    await until(() => endpoint.tokenRequests().length === 1)
     // Every caller is waiting on that one request; release it.
     for (const release of endpoint.held.splice(0)) release()
     expect(await Promise.all(callers)).toEqual(Array(8).fill('tok-1'))
-    expect(endpoint.requests).toHaveLength(1)
+    expect(endpoint.tokenRequests()).toHaveLength(1)
   })
 
   it('shares one refresh among callers arriving as the token is due', async () => {
     const tokens = tokenClient()
     await tokens.token()
     clock += 3600_000
-    endpoint.held = []
+    endpoint.holdTokens = true
     const callers = [tokens.token(), tokens.token(), tokens.token()]
-    await until(() => endpoint.requests.length === 2)
+    await until(() => endpoint.tokenRequests().length === 2)
     for (const release of endpoint.held.splice(0)) release()
     expect(await Promise.all(callers)).toEqual(['tok-2', 'tok-2', 'tok-2'])
-    expect(endpoint.requests).toHaveLength(2)
+    expect(endpoint.tokenRequests()).toHaveLength(2)
   })
 
   it('forgets a token the cloud refused, and fetches a new one', async () => {
@@ -201,7 +149,7 @@ describe('TokenClient against a scripted token endpoint', () => {
     const first = await tokens.token()
     tokens.invalidate(first)
     expect(await tokens.token()).toBe('tok-2')
-    expect(endpoint.requests).toHaveLength(2)
+    expect(endpoint.tokenRequests()).toHaveLength(2)
   })
 
   it('ignores a late invalidation of a token already replaced', async () => {
@@ -212,11 +160,11 @@ describe('TokenClient against a scripted token endpoint', () => {
     expect(await tokens.token()).toBe('tok-2')
     tokens.invalidate(old)
     expect(await tokens.token()).toBe('tok-2')
-    expect(endpoint.requests).toHaveLength(2)
+    expect(endpoint.tokenRequests()).toHaveLength(2)
   })
 
   it('reports a refusal as a RetryableError with the OAuth error, and tries again on the next call', async () => {
-    endpoint.replies.push((res) =>
+    endpoint.tokenAnswers.push((_request, res) =>
       json(res, 401, { error: 'invalid_client', error_description: 'Unknown client, wrong secret.' }),
     )
     const tokens = tokenClient()
@@ -227,12 +175,12 @@ describe('TokenClient against a scripted token endpoint', () => {
   })
 
   it('reports a server error without an OAuth body as a RetryableError naming the status', async () => {
-    endpoint.replies.push((res) => res.writeHead(503).end())
+    endpoint.tokenAnswers.push((_request, res) => res.writeHead(503).end())
     expect((await rejection(tokenClient().token())).message).toBe('the cloud refused a token (HTTP 503)')
   })
 
   it('does not take a 200 without a usable token', async () => {
-    endpoint.replies.push((res) => json(res, 200, { token_type: 'Bearer', expires_in: 3600 }))
+    endpoint.tokenAnswers.push((_request, res) => json(res, 200, { token_type: 'Bearer', expires_in: 3600 }))
     await rejection(tokenClient().token())
   })
 
@@ -242,7 +190,7 @@ describe('TokenClient against a scripted token endpoint', () => {
     const signal = new AbortController().signal
     const tokens = tokenClient()
     for (let i = 0; i < 12; i++) {
-      endpoint.replies.push((res) => res.writeHead(503).end())
+      endpoint.tokenAnswers.push((_request, res) => res.writeHead(503).end())
       await rejection(tokens.token(signal))
     }
     expect(await tokens.token(signal)).toBe('tok-13')
@@ -250,7 +198,7 @@ describe('TokenClient against a scripted token endpoint', () => {
   })
 
   it('reports a dropped connection as a RetryableError', async () => {
-    endpoint.replies.push((res) => res.socket?.destroy())
+    endpoint.tokenAnswers.push((_request, res) => res.socket?.destroy())
     expect((await rejection(tokenClient().token())).message).toMatch(/^token request failed: /)
   })
 })

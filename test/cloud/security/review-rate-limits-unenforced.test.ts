@@ -4,25 +4,14 @@
  * key limited to 5 got 8 answers of 200, each with `ratelimit-remaining: 5`. While limits are not
  * kept, no answer may claim one. (What is off while Redis is away is listed in docs/operators/production.md.)
  */
-import { createServer } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../../cloud/app.js'
 import { openRedis } from '../../../cloud/db/redis.js'
 import { bearer, TEST_ACTOR, TestCloud } from '../../support/cloud-harness.js'
+import { unusedPort } from '../../support/unused-port.js'
 import { OAUTH, PUBLIC } from './security-kit.js'
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
-    })
-  })
-}
 
 describe('with Redis unreachable, no answer promises a rate limit', () => {
   const cloud = new TestCloud('sqlite')
@@ -31,7 +20,7 @@ describe('with Redis unreachable, no answer promises a rate limit', () => {
 
   beforeAll(async () => {
     await cloud.start()
-    redis = openRedis(`redis://127.0.0.1:${await freePort()}`, () => {})
+    redis = openRedis(`redis://127.0.0.1:${await unusedPort()}`, () => {})
     app = await buildApp({
       config: {
         bodyLimitBytes: 1024 * 1024,

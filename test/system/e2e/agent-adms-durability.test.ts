@@ -29,13 +29,13 @@ import type { DatabaseKind } from '../../support/cloud-harness.js'
 import {
   agentStatus,
   freePort,
-  median,
   printTable,
   seededRandom,
   sleep,
   waitFor,
   withTimeout,
 } from '../../support/e2e-kit.js'
+import { median } from '../../support/median.js'
 import { postgresAvailability } from '../../support/services.js'
 import { DurabilityRig, type StoredPunch } from './durability-rig.js'
 

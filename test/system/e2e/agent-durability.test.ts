@@ -24,13 +24,13 @@ import type { DatabaseKind } from '../../support/cloud-harness.js'
 import {
   agentStatus,
   freePort,
-  median,
   printTable,
   seededRandom,
   sleep,
   waitFor,
   withTimeout,
 } from '../../support/e2e-kit.js'
+import { median } from '../../support/median.js'
 import { MqttPunchDevice } from '../../support/mqtt-punch-device.js'
 import { postgresAvailability, socatAvailability } from '../../support/services.js'
 import { startSocatPtyPair } from '../../support/socat-pty-pair.js'

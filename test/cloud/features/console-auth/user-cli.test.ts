@@ -7,26 +7,14 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { type CliIo, runCli } from '../../../../cloud/cli.js'
-import { SIGN_IN_DELAYS } from '../../../../cloud/features/console-auth/sign-in-throttle.js'
+import { runCli } from '../../../../cloud/cli.js'
+import { SIGN_IN_DELAYS } from '../../../../cloud/features/console-auth/sign-in-delays.js'
+import { captureCli } from '../../../support/cli-capture.js'
 import { describeEachDatabase, TEST_SECRET_KEY } from '../../../support/cloud-harness.js'
 import { problemOf, signedInOwner, signInRequest, someAddress } from './session-kit.js'
 
-async function cli(env: NodeJS.ProcessEnv, cwd: string, argv: string[]) {
-  let stdout = ''
-  let stderr = ''
-  const io: CliIo = {
-    env,
-    cwd,
-    stdout: (text) => {
-      stdout += text
-    },
-    stderr: (text) => {
-      stderr += text
-    },
-  }
-  const code = await runCli(argv, io)
-  return { code, stdout, stderr }
+function cli(env: NodeJS.ProcessEnv, cwd: string, argv: string[]) {
+  return captureCli(runCli, argv, { env, cwd })
 }
 
 describeEachDatabase('hajri-cloud user reset-password', (cloud) => {
