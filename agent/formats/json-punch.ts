@@ -62,8 +62,13 @@ export function parseJsonPunches(frame: string): FrameParse {
   if (records.length === 0) result.malformed.push({ record: frame, error: 'an empty array' })
   for (const record of records) {
     const parsed = parseRecord(record)
+    // A frame that is one document is dead-lettered as the device sent it (white space and number
+    // spellings included); an element of an array, as its own JSON text.
     if (typeof parsed === 'string')
-      result.malformed.push({ record: recordText(record, frame), error: parsed })
+      result.malformed.push({
+        record: Array.isArray(value) ? recordText(record, frame) : frame,
+        error: parsed,
+      })
     else result.punches.push(parsed)
   }
   return result
