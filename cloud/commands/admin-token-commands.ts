@@ -1,7 +1,4 @@
-import {
-  type AdminTokenSummary,
-  DEFAULT_ADMIN_TOKEN_TTL_SECONDS,
-} from '../features/console-auth/admin-token-service.js'
+import { type AdminTokenSummary, DEFAULT_ADMIN_TOKEN_TTL_SECONDS } from '../features/admin-tokens/service.js'
 import { command, durationText } from './command-context.js'
 
 const describe = (t: AdminTokenSummary) =>

@@ -1,6 +1,6 @@
 import type { ApiKeySummary } from '../../shared/credentials.js'
-import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../features/credentials/credential-settings.js'
-import { DEFAULT_API_KEY_TTL_SECONDS } from '../features/credentials/service.js'
+import { DEFAULT_API_KEY_TTL_SECONDS } from '../features/api-keys/service.js'
+import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../features/bearer-auth/credential-settings.js'
 import { command, durationText } from './command-context.js'
 
 function describeKey(key: ApiKeySummary): string {

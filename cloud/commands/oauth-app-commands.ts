@@ -1,5 +1,5 @@
 import type { OAuthAppSummary } from '../../shared/credentials.js'
-import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../features/credentials/credential-settings.js'
+import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../features/bearer-auth/credential-settings.js'
 import { DEFAULT_ROTATION_GRACE_SECONDS } from '../features/oauth/app-service.js'
 import { command, durationText } from './command-context.js'
 

@@ -1,5 +1,5 @@
 import { openDatabase } from '../../cloud/db/database.js'
-import { MAX_RATE_LIMIT_PER_MINUTE } from '../../cloud/features/credentials/credential-settings.js'
+import { MAX_RATE_LIMIT_PER_MINUTE } from '../../cloud/features/bearer-auth/credential-settings.js'
 import { createServices } from '../../cloud/services.js'
 import { type BenchDatabase, createBenchDatabase } from './bench-database.js'
 

@@ -16,7 +16,7 @@ import {
 import type { Database } from '../../db/schema.js'
 import { isUniqueViolation } from '../../db/unique-violation.js'
 import type { AuditService } from '../audit/service.js'
-import { checkCredentialSettings, parseScopes } from '../credentials/credential-settings.js'
+import { checkCredentialSettings, parseScopes } from '../bearer-auth/credential-settings.js'
 import { TenantStore } from '../tenants/store.js'
 import type { WebhookOutbox } from '../webhooks/outbox.js'
 import {

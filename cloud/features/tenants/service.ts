@@ -22,7 +22,7 @@ export interface CreatedTenant {
 
 /**
  * What creating a tenant needs from the console's accounts: its first owner. The service receives it
- * where the services are built, so that tenants/ imports nothing of console-auth/
+ * where the services are built, so that tenants/ imports nothing of users/
  * (docs/development/architecture.md, "Cloud layers").
  */
 export interface OwnerAccounts {

@@ -5,7 +5,7 @@ import { DEFAULT_BACKFILL_DAYS, DEFAULT_TIME_ZONE } from '../../../cloud/auth/te
 import { loadCloudConfig } from '../../../cloud/config.js'
 import { openDatabase } from '../../../cloud/db/database.js'
 import { migrateToLatest } from '../../../cloud/db/migrate.js'
-import { MAX_RATE_LIMIT_PER_MINUTE } from '../../../cloud/features/credentials/credential-settings.js'
+import { MAX_RATE_LIMIT_PER_MINUTE } from '../../../cloud/features/bearer-auth/credential-settings.js'
 import { employeeRoutes } from '../../../cloud/features/employees/routes.js'
 import dbPlugin from '../../../cloud/plugins/db.js'
 import errorsPlugin, { frameworkErrors } from '../../../cloud/plugins/errors.js'

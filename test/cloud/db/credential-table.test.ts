@@ -3,8 +3,8 @@
  * statement stays within the tenant it is given, and revocation happens once.
  */
 import { expect, it } from 'vitest'
-import { AdminTokenStore } from '../../../cloud/features/console-auth/admin-token-store.js'
-import { ApiKeyStore } from '../../../cloud/features/credentials/store.js'
+import { AdminTokenStore } from '../../../cloud/features/admin-tokens/store.js'
+import { ApiKeyStore } from '../../../cloud/features/api-keys/store.js'
 import { newId } from '../../../shared/ids.js'
 import { describeEachDatabase } from '../../support/cloud-harness.js'
 

@@ -14,8 +14,8 @@ import {
   type DemoSeed,
   seedDemo,
 } from '../../../cloud/demo/demo-seed.js'
-import { hashPassword } from '../../../cloud/features/console-auth/password.js'
-import { ConsoleUserStore } from '../../../cloud/features/console-auth/store.js'
+import { hashPassword } from '../../../cloud/features/users/password.js'
+import { ConsoleUserStore } from '../../../cloud/features/users/store.js'
 import { bearer, type DatabaseKind, TEST_ACTOR, TestCloud } from '../../support/cloud-harness.js'
 import { postgresAvailability } from '../../support/services.js'
 

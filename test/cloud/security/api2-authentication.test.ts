@@ -21,16 +21,13 @@ import {
   generateSecret,
   type SecretKind,
 } from '../../../cloud/auth/secret-format.js'
-import { ADMIN_TOKEN } from '../../../cloud/features/console-auth/admin-token-service.js'
-import { AdminTokenStore } from '../../../cloud/features/console-auth/admin-token-store.js'
-import {
-  CONSOLE_SESSION,
-  SESSION_IDLE_SECONDS,
-} from '../../../cloud/features/console-auth/session-service.js'
-import { ConsoleSessionStore } from '../../../cloud/features/console-auth/session-store.js'
-import { ApiKeyStore } from '../../../cloud/features/credentials/store.js'
+import { ADMIN_TOKEN } from '../../../cloud/features/admin-tokens/service.js'
+import { AdminTokenStore } from '../../../cloud/features/admin-tokens/store.js'
+import { ApiKeyStore } from '../../../cloud/features/api-keys/store.js'
 import { OAuthAppStore } from '../../../cloud/features/oauth/app-store.js'
 import { TokenStore } from '../../../cloud/features/oauth/token-store.js'
+import { CONSOLE_SESSION, SESSION_IDLE_SECONDS } from '../../../cloud/features/sessions/service.js'
+import { ConsoleSessionStore } from '../../../cloud/features/sessions/store.js'
 import { ACCESS_TOKEN_TTL_SECONDS } from '../../../shared/oauth.js'
 import { bearer, describeEachDatabase, TEST_ACTOR } from '../../support/cloud-harness.js'
 import { SESSION_COOKIE, signInRequest, someAddress } from '../features/console-auth/session-kit.js'

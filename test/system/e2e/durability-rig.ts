@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll } from 'vitest'
-import { MAX_RATE_LIMIT_PER_MINUTE } from '../../../cloud/features/credentials/credential-settings.js'
+import { MAX_RATE_LIMIT_PER_MINUTE } from '../../../cloud/features/bearer-auth/credential-settings.js'
 import { type DatabaseKind, employee, TEST_ACTOR, TestCloud } from '../../support/cloud-harness.js'
 import { freePort, TcpProxy } from '../../support/e2e-kit.js'
 

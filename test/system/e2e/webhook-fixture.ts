@@ -10,7 +10,7 @@ import type { TenantContext } from '../../../cloud/auth/tenant-context.js'
 import { type DatabaseHandle, openDatabase } from '../../../cloud/db/database.js'
 import { migrateToLatest } from '../../../cloud/db/migrate.js'
 import type { Database } from '../../../cloud/db/schema.js'
-import { MAX_RATE_LIMIT_PER_MINUTE } from '../../../cloud/features/credentials/credential-settings.js'
+import { MAX_RATE_LIMIT_PER_MINUTE } from '../../../cloud/features/bearer-auth/credential-settings.js'
 import { createServices, type Services } from '../../../cloud/services.js'
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../../cloud/settings/webhook-settings.js'
 import {

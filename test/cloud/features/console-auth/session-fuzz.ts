@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check'
 import type { RouteRecord } from '../../../../cloud/app.js'
-import { hashPassword } from '../../../../cloud/features/console-auth/password.js'
+import { hashPassword } from '../../../../cloud/features/users/password.js'
 import { TEST_ACTOR, type TestCloud } from '../../../support/cloud-harness.js'
 import {
   type FuzzContext,

@@ -9,7 +9,7 @@ import { buildApp } from '../../../../cloud/app.js'
 import {
   SESSION_IDLE_SECONDS,
   SESSION_LIFETIME_SECONDS,
-} from '../../../../cloud/features/console-auth/session-service.js'
+} from '../../../../cloud/features/sessions/service.js'
 import { bearer, describeEachDatabase, type TestCloud } from '../../../support/cloud-harness.js'
 import {
   CONSOLE,

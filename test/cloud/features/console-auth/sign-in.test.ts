@@ -8,13 +8,13 @@ import { Writable } from 'node:stream'
 import pino from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
 import { buildApp } from '../../../../cloud/app.js'
+import { SESSION_IDLE_SECONDS } from '../../../../cloud/features/sessions/service.js'
+import { delayAfter, SIGN_IN_DELAYS } from '../../../../cloud/features/sign-in-throttle/sign-in-delays.js'
 import {
   DUMMY_PASSWORD_HASH,
   hashPassword,
   verifyPassword,
-} from '../../../../cloud/features/console-auth/password.js'
-import { SESSION_IDLE_SECONDS } from '../../../../cloud/features/console-auth/session-service.js'
-import { delayAfter, SIGN_IN_DELAYS } from '../../../../cloud/features/console-auth/sign-in-delays.js'
+} from '../../../../cloud/features/users/password.js'
 import { loggerOptions } from '../../../../cloud/logger-options.js'
 import { describeEachDatabase } from '../../../support/cloud-harness.js'
 import {

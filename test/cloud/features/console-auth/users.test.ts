@@ -5,7 +5,7 @@
  * removed user's sessions end at once; another tenant's users are never found; every act is audited.
  */
 import { expect, it } from 'vitest'
-import { SIGN_IN_DELAYS } from '../../../../cloud/features/console-auth/sign-in-delays.js'
+import { SIGN_IN_DELAYS } from '../../../../cloud/features/sign-in-throttle/sign-in-delays.js'
 import { bearer, describeEachDatabase, TEST_ACTOR, type TestCloud } from '../../../support/cloud-harness.js'
 import {
   type Browser,

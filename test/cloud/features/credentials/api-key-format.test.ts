@@ -7,7 +7,7 @@ import {
   generateApiKey,
   hashApiKey,
   isWellFormedApiKey,
-} from '../../../../cloud/features/credentials/api-key-format.js'
+} from '../../../../cloud/features/api-keys/api-key-format.js'
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
 const CHECKSUM_LENGTH = 6

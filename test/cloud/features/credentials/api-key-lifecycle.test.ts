@@ -1,10 +1,10 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { AppError } from '../../../../cloud/app-error.js'
-import { hashApiKey } from '../../../../cloud/features/credentials/api-key-format.js'
+import { hashApiKey } from '../../../../cloud/features/api-keys/api-key-format.js'
 import {
   DEFAULT_API_KEY_TTL_SECONDS,
   MAX_API_KEY_TTL_SECONDS,
-} from '../../../../cloud/features/credentials/service.js'
+} from '../../../../cloud/features/api-keys/service.js'
 import { formatServerTime, nowMicros } from '../../../../shared/time.js'
 import { bearer, describeEachDatabase, TEST_ACTOR, type TestCloud } from '../../../support/cloud-harness.js'
 

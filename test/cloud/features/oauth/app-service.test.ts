@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { AppError } from '../../../../cloud/app-error.js'
 import { CLIENT_SECRET, hashSecret, isWellFormedSecret } from '../../../../cloud/auth/secret-format.js'
-import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../../../../cloud/features/credentials/credential-settings.js'
+import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../../../../cloud/features/bearer-auth/credential-settings.js'
 import {
   DEFAULT_ROTATION_GRACE_SECONDS,
   MAX_ROTATION_GRACE_SECONDS,

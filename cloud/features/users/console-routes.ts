@@ -7,7 +7,7 @@ import {
   ConsoleUserParamsSchema,
   InvitedConsoleUserSchema,
 } from '../../../shared/console-auth.js'
-import type { ConsoleUserService } from './user-service.js'
+import type { ConsoleUserService } from './service.js'
 
 const TAGS = ['Console users']
 

@@ -6,7 +6,7 @@ import { ConsoleUserStore } from './store.js'
 /**
  * A new tenant's first console user, its owner, as the tenant service asks for one
  * (`OwnerAccounts` in tenants/service.ts). It is handed to that service where the services are
- * built, so that tenants/ imports nothing of console-auth/ (docs/development/architecture.md,
+ * built, so that tenants/ imports nothing of users/ (docs/development/architecture.md,
  * "Cloud layers").
  */
 export class ConsoleOwnerAccounts {

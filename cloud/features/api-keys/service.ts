@@ -8,10 +8,10 @@ import type { Actor } from '../../auth/actor.js'
 import type { AuthContext } from '../../auth/auth-context.js'
 import type { ApiKeysTable, Database } from '../../db/schema.js'
 import type { AuditService } from '../audit/service.js'
+import { checkCredentialSettings, parseScopes } from '../bearer-auth/credential-settings.js'
 import { TenantStore } from '../tenants/store.js'
 import type { WebhookOutbox } from '../webhooks/outbox.js'
 import { apiKeyDisplayPrefix, generateApiKey, hashApiKey, isWellFormedApiKey } from './api-key-format.js'
-import { checkCredentialSettings, parseScopes } from './credential-settings.js'
 import { ApiKeyStore } from './store.js'
 
 export const DEFAULT_API_KEY_TTL_SECONDS = 90 * 86_400

@@ -14,7 +14,7 @@ import {
 import type { Database } from '../../db/schema.js'
 import type { AuditService } from '../audit/service.js'
 import { TenantStore } from '../tenants/store.js'
-import { type AdminTokenRow, AdminTokenStore } from './admin-token-store.js'
+import { type AdminTokenRow, AdminTokenStore } from './store.js'
 
 /** `hjt_`: admin tokens for the administration API. ≈ 238 bits. */
 export const ADMIN_TOKEN: SecretKind = { prefix: 'hjt_', randomLength: 40 }

@@ -12,12 +12,12 @@ import type { ConsoleContext } from '../../auth/console-context.js'
 import { generateSecret, hashSecret, isWellFormedSecret, type SecretKind } from '../../auth/secret-format.js'
 import type { Database } from '../../db/schema.js'
 import type { AuditService } from '../audit/service.js'
-import { type ConsoleUserFields, consoleUserView, normalizeEmail } from './console-user-view.js'
-import { newPasswordProblem } from './new-password-problem.js'
-import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from './password.js'
-import { ConsoleSessionStore, type SessionWithUser } from './session-store.js'
-import { SignInThrottle } from './sign-in-throttle.js'
-import { ConsoleUserStore } from './store.js'
+import { SignInThrottle } from '../sign-in-throttle/sign-in-throttle.js'
+import { newPasswordProblem } from '../users/new-password-problem.js'
+import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../users/password.js'
+import { ConsoleUserStore } from '../users/store.js'
+import { type ConsoleUserFields, consoleUserView, normalizeEmail } from '../users/user-view.js'
+import { ConsoleSessionStore, type SessionWithUser } from './store.js'
 
 /** `hjw_`: the web console's session cookie. ≈ 238 bits, like the other bearer secrets. */
 export const CONSOLE_SESSION: SecretKind = { prefix: 'hjw_', randomLength: 40 }

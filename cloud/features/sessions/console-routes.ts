@@ -16,7 +16,7 @@ import {
   SESSION_COOKIE,
   sessionCookieOptions,
 } from '../../http/session-guard.js'
-import type { AuthenticatedSession, ConsoleSessionService } from './session-service.js'
+import type { AuthenticatedSession, ConsoleSessionService } from './service.js'
 
 const TAGS = ['Console session']
 

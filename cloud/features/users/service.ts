@@ -14,11 +14,11 @@ import { decodeCursor, readPage } from '../../cursor.js'
 import type { Database } from '../../db/schema.js'
 import { isUniqueViolation } from '../../db/unique-violation.js'
 import type { AuditService } from '../audit/service.js'
-import { consoleUserView, normalizeEmail } from './console-user-view.js'
+import { ConsoleSessionStore } from '../sessions/store.js'
+import { SignInThrottle } from '../sign-in-throttle/sign-in-throttle.js'
 import { generatePassword, hashPassword } from './password.js'
-import { ConsoleSessionStore } from './session-store.js'
-import { SignInThrottle } from './sign-in-throttle.js'
 import { ConsoleUserStore } from './store.js'
+import { consoleUserView, normalizeEmail } from './user-view.js'
 
 /** Who asks: their role decides whom they may invite or remove. */
 export interface ConsoleCaller {

@@ -1,7 +1,7 @@
 import { AppError } from '../../app-error.js'
 import type { Executor } from '../../db/executor.js'
 import { delayAfter, SIGN_IN_DELAYS } from './sign-in-delays.js'
-import { type SignInCounterRow, SignInThrottleStore } from './sign-in-throttle-store.js'
+import { type SignInCounterRow, SignInThrottleStore } from './store.js'
 
 const SECOND = 1_000_000
 
