@@ -1,20 +1,10 @@
 import { parseArgs } from 'node:util'
+import { formatByteSize } from '../config/byte-size.js'
 import type { DeviceDetails } from '../inputs/device-report.js'
 import type { AgentStatus } from '../status/agent-status.js'
 import type { AgentCommand } from './agent-command.js'
 
 export const DEFAULT_STATUS_URL = 'http://127.0.0.1:9410'
-
-function bytes(n: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB']
-  let value = n
-  let unit = 0
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024
-    unit++
-  }
-  return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`
-}
 
 function duration(seconds: number | null): string {
   if (seconds === null) return '-'
@@ -74,7 +64,7 @@ export function renderStatus(status: AgentStatus): string {
   const lines = [
     `site ${status.agent.site}, up ${duration(status.agent.uptimeSeconds)} (pid ${status.agent.pid})`,
     '',
-    `spool      ${s.punches} punch(es) waiting in ${s.chunks} chunk(s), ${bytes(s.bytes)} of ${bytes(s.maxBytes)}` +
+    `spool      ${s.punches} punch(es) waiting in ${s.chunks} chunk(s), ${formatByteSize(s.bytes)} of ${formatByteSize(s.maxBytes)}` +
       (s.punches > 0 ? `, oldest ${duration(s.oldestUnsentAgeSeconds)} ago` : ''),
   ]
   if (s.full)

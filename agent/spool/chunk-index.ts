@@ -84,21 +84,15 @@ export class ChunkIndex {
     const { seqs, counts, sizes, times } = this
     const base = this.head
     const n = this.tail - this.head
+    const columns = [seqs, counts, sizes, times]
     const swap = (a: number, b: number) => {
       const i = base + a
       const j = base + b
-      const seq = seqs[i] as number
-      seqs[i] = seqs[j] as number
-      seqs[j] = seq
-      const count = counts[i] as number
-      counts[i] = counts[j] as number
-      counts[j] = count
-      const size = sizes[i] as number
-      sizes[i] = sizes[j] as number
-      sizes[j] = size
-      const time = times[i] as number
-      times[i] = times[j] as number
-      times[j] = time
+      for (const column of columns) {
+        const value = column[i] as number
+        column[i] = column[j] as number
+        column[j] = value
+      }
     }
     // Moves the slot at `parent` down the max-heap held in the first `end` slots.
     const siftDown = (root: number, end: number) => {

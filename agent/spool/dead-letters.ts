@@ -2,7 +2,7 @@ import type { Logger } from 'pino'
 import { newId } from '../../shared/ids.js'
 import { formatServerTime, nowMicros } from '../../shared/time.js'
 import type { DeadLetter, SpooledPunch } from '../punch/spooled-punch.js'
-import { ChunkLog } from './chunk-log.js'
+import { ChunkLog, type ChunkRef } from './chunk-log.js'
 import { CorruptFileError } from './durable-json-file.js'
 import { SpoolFullError } from './spool.js'
 
@@ -97,6 +97,16 @@ export class DeadLetters {
     return this.chunks.stats().items
   }
 
+  /** A chunk's entries, or undefined for a corrupt one: the chunk log has quarantined and logged it. */
+  private async readOrSkip(ref: ChunkRef): Promise<DeadLetter[] | undefined> {
+    try {
+      return await this.chunks.read(ref)
+    } catch (err) {
+      if (err instanceof CorruptFileError) return undefined
+      throw err
+    }
+  }
+
   /**
    * A page of entries, oldest first, from `cursor` (the start when absent) on: at most `limit`
    * (1..DEAD_LETTER_PAGE_MAX) of those `select` keeps, read one chunk file at a time, so listing a
@@ -114,13 +124,8 @@ export class DeadLetters {
     const start = options.cursor === undefined ? { seq: 1, index: 0 } : decodeCursor(options.cursor)
     const data: DeadLetter[] = []
     for (const ref of this.chunks.refs(start.seq - 1)) {
-      let entries: DeadLetter[]
-      try {
-        entries = await this.chunks.read(ref)
-      } catch (err) {
-        if (err instanceof CorruptFileError) continue
-        throw err
-      }
+      const entries = await this.readOrSkip(ref)
+      if (entries === undefined) continue
       for (let i = ref.seq === start.seq ? start.index : 0; i < entries.length; i++) {
         const entry = entries[i] as DeadLetter
         if (options.select && !options.select(entry)) continue
@@ -149,13 +154,8 @@ export class DeadLetters {
     const last = this.chunks.lastSeq
     for (const ref of this.chunks.refs()) {
       if (ref.seq > last) break
-      let entries: DeadLetter[]
-      try {
-        entries = await this.chunks.read(ref)
-      } catch (err) {
-        if (err instanceof CorruptFileError) continue
-        throw err
-      }
+      const entries = await this.readOrSkip(ref)
+      if (entries === undefined) continue
       const chosen = entries.filter((e) => e.punch !== undefined && select(e))
       if (chosen.length === 0) {
         kept += entries.length

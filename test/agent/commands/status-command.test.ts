@@ -198,7 +198,7 @@ describe('renderStatus', () => {
     expect(renderStatus(fullStatus()).split('\n')).toEqual([
       'site pune-plant-1, up 1d 1h (pid 4242)',
       '',
-      'spool      1500 punch(es) waiting in 3 chunk(s), 1.5 KiB of 2.0 GiB, oldest 5m 3s ago',
+      'spool      1500 punch(es) waiting in 3 chunk(s), 1.5 KiB of 2 GiB, oldest 5m 3s ago',
       '           FULL since 2026-11-21T04:00:00.000Z: MQTT and ADMS punches are being refused (devices keep them)',
       'dead       2 dead letter(s) (hajri-agent dead-letters list)',
       'forwarding 12.5/s, 2500 since start, last success 2026-11-21T04:00:00.000Z',
@@ -225,7 +225,7 @@ describe('renderStatus', () => {
     status.alarms = []
     const lines = renderStatus(status).split('\n')
     expect(lines[0]).toBe('site pune-plant-1, up 42s (pid 4242)')
-    expect(lines[2]).toBe('spool      0 punch(es) waiting in 3 chunk(s), 1.5 KiB of 2.0 GiB')
+    expect(lines[2]).toBe('spool      0 punch(es) waiting in 3 chunk(s), 1.5 KiB of 2 GiB')
     expect(lines[3]).toBe('dead       0 dead letter(s)')
     expect(lines.some((l) => l.startsWith('backlog') || l.includes('last error') || l === 'alarms')).toBe(
       false,
@@ -246,7 +246,7 @@ describe('hajri-agent status, against a running agent', () => {
     expect(result).toMatchObject({ code: 0, stderr: '' })
     const lines = result.stdout.split('\n')
     expect(lines[0]).toMatch(new RegExp(`^site pune-plant-1, up \\d+s \\(pid ${process.pid}\\)$`))
-    expect(lines).toContain('spool      0 punch(es) waiting in 0 chunk(s), 0 B of 1.0 GiB')
+    expect(lines).toContain('spool      0 punch(es) waiting in 0 chunk(s), 0 bytes of 1 GiB')
     expect(lines).toContain('forwarding 0/s, 0 since start, last success never')
     expect(lines).toContain('  gate-1           mqtt        unknown      0 punch(es), last never')
     expect(lines).toContain('  main-door        serial      unknown      0 punch(es), last never')
