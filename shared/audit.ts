@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { CursorSchema, LimitSchema, PageSchema } from './pagination.js'
+import { PageQueryFields, PageSchema, timeRangeFields } from './pagination.js'
 import { NO_CONTROL_CHARACTERS, NullableString, StringEnum } from './schema-helpers.js'
 
 /**
@@ -75,10 +75,8 @@ export const AuditListQuerySchema = Type.Object(
     targetId: Type.Optional(
       Type.String({ ...AuditText, description: "One object's history, e.g. an OAuth app's (`app_...`)." }),
     ),
-    from: Type.Optional(Type.String({ format: 'date-time', description: 'Occurred at or after.' })),
-    to: Type.Optional(Type.String({ format: 'date-time', description: 'Occurred before.' })),
-    limit: Type.Optional(LimitSchema),
-    cursor: Type.Optional(CursorSchema),
+    ...timeRangeFields('Occurred'),
+    ...PageQueryFields,
   },
   { additionalProperties: false },
 )

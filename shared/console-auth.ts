@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { idPattern } from './ids.js'
-import { CursorSchema, LimitSchema, PageSchema } from './pagination.js'
+import { PageQueryFields, PageSchema } from './pagination.js'
 import { NO_CONTROL_CHARACTERS, NullableString, StringEnum } from './schema-helpers.js'
 
 /**
@@ -114,10 +114,7 @@ export const InvitedConsoleUserSchema = Type.Object(
 
 export type InvitedConsoleUser = Static<typeof InvitedConsoleUserSchema>
 
-export const ConsoleUserListQuerySchema = Type.Object(
-  { limit: Type.Optional(LimitSchema), cursor: Type.Optional(CursorSchema) },
-  { additionalProperties: false },
-)
+export const ConsoleUserListQuerySchema = Type.Object(PageQueryFields, { additionalProperties: false })
 
 export type ConsoleUserListQuery = Static<typeof ConsoleUserListQuerySchema>
 

@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { ApiKeySummarySchema, OAuthAppSummarySchema } from './credentials.js'
 import { idPattern } from './ids.js'
+import { SinglePageSchema } from './pagination.js'
 import { NO_CONTROL_CHARACTERS } from './schema-helpers.js'
 import { SCOPES, ScopeSchema } from './scopes.js'
 
@@ -54,13 +55,7 @@ export const CreatedApiKeySchema = Type.Composite(
   { title: 'CreatedApiKey', additionalProperties: false },
 )
 
-export const ApiKeyListSchema = Type.Object(
-  {
-    data: Type.Array(ApiKeySummarySchema),
-    nextCursor: Type.Null({ description: 'A tenant has few keys: one page holds them all.' }),
-  },
-  { title: 'ApiKeyList', additionalProperties: false },
-)
+export const ApiKeyListSchema = SinglePageSchema(ApiKeySummarySchema, 'ApiKeyList', 'A tenant has few keys')
 
 export const ApiKeyParamsSchema = Type.Object(
   { keyId: Type.String({ pattern: idPattern('apiKey') }) },
@@ -96,12 +91,10 @@ export const CreatedOAuthAppSchema = Type.Composite(
   { title: 'CreatedOAuthApp', additionalProperties: false },
 )
 
-export const OAuthAppListSchema = Type.Object(
-  {
-    data: Type.Array(OAuthAppSummarySchema),
-    nextCursor: Type.Null({ description: 'A tenant has few apps: one page holds them all.' }),
-  },
-  { title: 'OAuthAppList', additionalProperties: false },
+export const OAuthAppListSchema = SinglePageSchema(
+  OAuthAppSummarySchema,
+  'OAuthAppList',
+  'A tenant has few apps',
 )
 
 export const OAuthAppParamsSchema = Type.Object(

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { EmployeeStatusSchema } from './employee.js'
-import { CursorSchema, LimitSchema } from './pagination.js'
+import { PageQueryFields } from './pagination.js'
 import { NO_CONTROL_CHARACTERS, NullableString, StringEnum } from './schema-helpers.js'
 
 /** Longer than any code, email or name anyone types into a search box; bounds the work a search does. */
@@ -19,8 +19,7 @@ export const ConsoleEmployeeListQuerySchema = Type.Object(
       }),
     ),
     status: Type.Optional(EmployeeStatusSchema),
-    limit: Type.Optional(LimitSchema),
-    cursor: Type.Optional(CursorSchema),
+    ...PageQueryFields,
   },
   { additionalProperties: false },
 )

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { CursorSchema, LimitSchema, PageSchema } from './pagination.js'
+import { PageQueryFields, PageSchema } from './pagination.js'
 import { NO_CONTROL_CHARACTERS, NullableString, StringEnum } from './schema-helpers.js'
 
 export const EMPLOYEE_STATUSES = ['ACTIVE', 'INACTIVE', 'TERMINATED'] as const
@@ -44,8 +44,7 @@ export type Employee = Static<typeof EmployeeSchema>
 export const EmployeeListQuerySchema = Type.Object(
   {
     status: Type.Optional(EmployeeStatusSchema),
-    limit: Type.Optional(LimitSchema),
-    cursor: Type.Optional(CursorSchema),
+    ...PageQueryFields,
     updatedSince: Type.Optional(
       Type.String({
         format: 'date-time',

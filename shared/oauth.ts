@@ -10,12 +10,17 @@ export const ACCESS_TOKEN_TTL_SECONDS = 3600
  */
 const OAuthString = Type.String({ maxLength: 1024 })
 
+/** Client authentication in the request body (RFC 6749 §2.3.1), beside HTTP Basic. */
+const ClientAuthFields = {
+  client_id: Type.Optional(OAuthString),
+  client_secret: Type.Optional(OAuthString),
+}
+
 export const TokenRequestSchema = Type.Object(
   {
     grant_type: Type.Optional(OAuthString),
     scope: Type.Optional(OAuthString),
-    client_id: Type.Optional(OAuthString),
-    client_secret: Type.Optional(OAuthString),
+    ...ClientAuthFields,
   },
   { title: 'TokenRequest', description: 'RFC 6749 §4.4.2: grant_type=client_credentials, optional scope.' },
 )
@@ -36,8 +41,7 @@ export const TokenOperationRequestSchema = Type.Object(
   {
     token: Type.Optional(OAuthString),
     token_type_hint: Type.Optional(OAuthString),
-    client_id: Type.Optional(OAuthString),
-    client_secret: Type.Optional(OAuthString),
+    ...ClientAuthFields,
   },
   { title: 'TokenOperationRequest', description: 'RFC 7009 §2.1 / RFC 7662 §2.1.' },
 )

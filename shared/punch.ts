@@ -1,7 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { EmployeeCodeSchema } from './employee.js'
 import { idPattern } from './ids.js'
-import { CursorSchema, LimitSchema, PageSchema } from './pagination.js'
+import { PageQueryFields, PageSchema, timeRangeFields } from './pagination.js'
 import { ProblemSchema } from './problem.js'
 import { NullableString, StringEnum } from './schema-helpers.js'
 
@@ -130,12 +130,8 @@ export type PunchBatchResponse = Static<typeof PunchBatchResponseSchema>
 export const PunchListQuerySchema = Type.Object(
   {
     employeeCode: Type.Optional(EmployeeCodeSchema),
-    from: Type.Optional(
-      Type.String({ format: 'date-time', description: 'Punched at or after (inclusive).' }),
-    ),
-    to: Type.Optional(Type.String({ format: 'date-time', description: 'Punched before (exclusive).' })),
-    limit: Type.Optional(LimitSchema),
-    cursor: Type.Optional(CursorSchema),
+    ...timeRangeFields('Punched'),
+    ...PageQueryFields,
   },
   { additionalProperties: false },
 )

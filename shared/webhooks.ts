@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { idPattern } from './ids.js'
-import { CursorSchema, LimitSchema, PageSchema } from './pagination.js'
+import { PageQueryFields, PageSchema, timeRangeFields } from './pagination.js'
 import { NO_CONTROL_CHARACTERS, NullableString, StringEnum } from './schema-helpers.js'
 import { WebhookEventTypeSchema } from './webhook-events.js'
 
@@ -120,10 +120,8 @@ export const DeliveryListQuerySchema = Type.Object(
     endpointId: Type.Optional(Type.String({ pattern: idPattern('webhookEndpoint') })),
     status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
     eventType: Type.Optional(WebhookEventTypeSchema),
-    from: Type.Optional(Type.String({ format: 'date-time', description: 'Created at or after.' })),
-    to: Type.Optional(Type.String({ format: 'date-time', description: 'Created before.' })),
-    limit: Type.Optional(LimitSchema),
-    cursor: Type.Optional(CursorSchema),
+    ...timeRangeFields('Created'),
+    ...PageQueryFields,
   },
   { additionalProperties: false },
 )
