@@ -31,7 +31,7 @@ import { TokenClient } from './uplink/token-client.js'
 /** A terminal whose attendance log is this full is close to losing records (or to refusing them). */
 const LOG_USE_ALARM = 0.8
 
-export interface GatewayOptions {
+interface GatewayOptions {
   log: Logger
   /** Builds the device inputs (serial ports, MQTT); tests pass their own. */
   createInputs: (context: InputContext) => Component[]

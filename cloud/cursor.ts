@@ -5,7 +5,7 @@ import { AppError } from './app-error.js'
  * They hold a position and the filters of the listing they came from, never an offset. They are
  * not signed: a hand-made cursor can only move within the caller's own tenant's data.
  */
-export function encodeCursor(value: object): string {
+function encodeCursor(value: object): string {
   return Buffer.from(JSON.stringify(value)).toString('base64url')
 }
 
@@ -43,7 +43,7 @@ export function assertSameFilter(name: string, inQuery: unknown, inCursor: unkno
 }
 
 /** A page of a listing and the cursor of the page after it (null on the last page). */
-export interface Page<Row> {
+interface Page<Row> {
   rows: Row[]
   nextCursor: string | null
 }

@@ -15,7 +15,7 @@ export type ConsoleRole = (typeof CONSOLE_ROLES)[number]
 /** NIST SP 800-63B §3.1.1.2: length is what makes a password strong; no composition rules. */
 export const MIN_PASSWORD_LENGTH = 12
 /** Long passphrases are welcome; the cap only keeps a request from costing scrypt megabytes. */
-export const MAX_PASSWORD_LENGTH = 256
+const MAX_PASSWORD_LENGTH = 256
 
 // One shape for sign-in and invitation, so that a user can always type the address they were given.
 // Control characters are refused (PostgreSQL refuses NUL; they are never part of an address).

@@ -1,4 +1,4 @@
-import { type Static, Type } from '@sinclair/typebox'
+import { Type } from '@sinclair/typebox'
 import { ApiKeySummarySchema, OAuthAppSummarySchema } from './credentials.js'
 import { idPattern } from './ids.js'
 import { SinglePageSchema } from './pagination.js'
@@ -40,8 +40,6 @@ export const ApiKeyInputSchema = Type.Object(
   { title: 'ApiKeyInput', additionalProperties: false },
 )
 
-export type ApiKeyInput = Static<typeof ApiKeyInputSchema>
-
 export const CreatedApiKeySchema = Type.Composite(
   [
     ApiKeySummarySchema,
@@ -76,8 +74,6 @@ export const OAuthAppInputSchema = Type.Object(
       'tenant does not choose one. An operator can choose one with `hajri-cloud oauth-app create --client-id`.',
   },
 )
-
-export type OAuthAppInput = Static<typeof OAuthAppInputSchema>
 
 export const CreatedOAuthAppSchema = Type.Composite(
   [

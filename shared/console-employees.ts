@@ -24,10 +24,7 @@ export const ConsoleEmployeeListQuerySchema = Type.Object(
   { additionalProperties: false },
 )
 
-export type ConsoleEmployeeListQuery = Static<typeof ConsoleEmployeeListQuerySchema>
-
-export const IMPORT_OUTCOMES = ['created', 'updated', 'unchanged', 'failed'] as const
-export type ImportOutcome = (typeof IMPORT_OUTCOMES)[number]
+const IMPORT_OUTCOMES = ['created', 'updated', 'unchanged', 'failed'] as const
 
 export const EmployeeImportLineSchema = Type.Object(
   {

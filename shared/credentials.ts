@@ -2,7 +2,7 @@ import { type Static, Type } from '@sinclair/typebox'
 import { NullableString, StringEnum } from './schema-helpers.js'
 import { ScopeSchema } from './scopes.js'
 
-export const CREDENTIAL_STATUSES = ['active', 'expired', 'revoked'] as const
+const CREDENTIAL_STATUSES = ['active', 'expired', 'revoked'] as const
 
 /** An API key as lists show it: never the secret, only enough of it to recognise. */
 export const ApiKeySummarySchema = Type.Object(

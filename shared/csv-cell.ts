@@ -16,7 +16,7 @@
 /** The first characters that make a spreadsheet read a cell as a formula, or hide one. */
 const FORMULA_START = /^[=+\-@\t\r]/
 
-export function csvCell(value: string | number | null | undefined): string {
+function csvCell(value: string | number | null | undefined): string {
   const raw = value === null || value === undefined ? '' : String(value)
   const text = FORMULA_START.test(raw) ? `'${raw}` : raw
   return /[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text

@@ -8,14 +8,14 @@ import { NullableString } from './schema-helpers.js'
 export const DEFAULT_PAGE_LIMIT = 50
 export const MAX_PAGE_LIMIT = 200
 
-export const LimitSchema = Type.Integer({
+const LimitSchema = Type.Integer({
   minimum: 1,
   maximum: MAX_PAGE_LIMIT,
   default: DEFAULT_PAGE_LIMIT,
   description: `Records per page, 1 to ${MAX_PAGE_LIMIT}.`,
 })
 
-export const CursorSchema = Type.String({
+const CursorSchema = Type.String({
   minLength: 1,
   maxLength: 512,
   pattern: '^[A-Za-z0-9_-]+$',

@@ -5,8 +5,7 @@ import { PageQueryFields, PageSchema, timeRangeFields } from './pagination.js'
 import { ProblemSchema } from './problem.js'
 import { NullableString, StringEnum } from './schema-helpers.js'
 
-export const PUNCH_TYPES = ['IN', 'OUT'] as const
-export type PunchType = (typeof PUNCH_TYPES)[number]
+const PUNCH_TYPES = ['IN', 'OUT'] as const
 
 /** At most this many punches in one batch request. */
 export const MAX_BATCH_PUNCHES = 500
@@ -95,10 +94,9 @@ export interface PunchBatchInput {
   punches: PunchInput[]
 }
 
-export const BATCH_ITEM_STATUSES = ['created', 'duplicate', 'rejected'] as const
-export type BatchItemStatus = (typeof BATCH_ITEM_STATUSES)[number]
+const BATCH_ITEM_STATUSES = ['created', 'duplicate', 'rejected'] as const
 
-export const PunchBatchResultSchema = Type.Object(
+const PunchBatchResultSchema = Type.Object(
   {
     index: Type.Integer({ minimum: 0, description: 'Position of the punch in the request.' }),
     status: StringEnum(BATCH_ITEM_STATUSES),
@@ -124,7 +122,6 @@ export const PunchBatchResponseSchema = Type.Object(
   { title: 'PunchBatchResponse', additionalProperties: false },
 )
 
-export type PunchBatchResult = Static<typeof PunchBatchResultSchema>
 export type PunchBatchResponse = Static<typeof PunchBatchResponseSchema>
 
 export const PunchListQuerySchema = Type.Object(

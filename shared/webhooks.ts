@@ -5,7 +5,6 @@ import { NO_CONTROL_CHARACTERS, NullableString, StringEnum } from './schema-help
 import { WebhookEventTypeSchema } from './webhook-events.js'
 
 export const ENDPOINT_STATUSES = ['active', 'paused', 'disabled'] as const
-export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number]
 
 /**
  * A delivery's life: `pending` (an attempt is due), `failed` (an attempt failed; another is
@@ -68,7 +67,7 @@ export const WebhookEndpointUpdateSchema = Type.Object(
   { title: 'WebhookEndpointUpdate', additionalProperties: false },
 )
 
-export const WebhookAttemptSchema = Type.Object(
+const WebhookAttemptSchema = Type.Object(
   {
     number: Type.Integer(),
     trigger: StringEnum(['automatic', 'manual'] as const),

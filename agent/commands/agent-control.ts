@@ -16,8 +16,7 @@ export const CONTROL_OPTIONS = {
 } as const
 
 /** Where the deploy guides put the configuration (deploy/hajri-agent.service, windows-service.md). */
-export const DEFAULT_CONFIG_FILE =
-  process.platform === 'win32' ? 'C:\\hajri\\agent.yaml' : '/etc/hajri/agent.yaml'
+const DEFAULT_CONFIG_FILE = process.platform === 'win32' ? 'C:\\hajri\\agent.yaml' : '/etc/hajri/agent.yaml'
 
 /** How this command reaches the running agent to change something. */
 export interface AgentControl {

@@ -33,7 +33,7 @@ const OPTIONS = {
   json: { type: 'boolean' },
 } as const
 
-export const DEFAULT_SIMULATOR_TOPIC = 'punches/simulator'
+const DEFAULT_SIMULATOR_TOPIC = 'punches/simulator'
 const DEFAULT_EMPLOYEES = ['E001', 'E002', 'E003', 'E004', 'E005']
 /** Above this --rate, progress lines every few seconds instead of a line per punch. */
 const MAX_RATE_WITH_LINES = 10

@@ -1,7 +1,7 @@
 import { BlockList, isIP } from 'node:net'
 
 /** One entry of an address list: a single address, or a subnet in CIDR form (RFC 4632 §3.1). */
-export interface AddressRange {
+interface AddressRange {
   address: string
   family: 'ipv4' | 'ipv6'
   /** Prefix length; 32 or 128 for a single address. */

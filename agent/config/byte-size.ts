@@ -19,7 +19,7 @@ const UNITS: Readonly<Record<string, bigint>> = {
 
 const SIZE = /^(\d+)(?:\.(\d+))?\s*([KMGT]i?B|B)?$/
 
-export type ByteSizeResult = { ok: true; bytes: number } | { ok: false; message: string }
+type ByteSizeResult = { ok: true; bytes: number } | { ok: false; message: string }
 
 /**
  * Parses `2GiB`, `1.5 GB`, `1048576` or the number 1048576 into bytes. Computed in integers, so

@@ -16,7 +16,7 @@ import { parseYamlSource } from './yaml-source.js'
  * StateDirectoryMode=0750; the Windows service account's own folder), and because the CLI finds it
  * from the configuration file the agent itself was started with.
  */
-export const CONTROL_TOKEN_FILE = 'control-token'
+const CONTROL_TOKEN_FILE = 'control-token'
 
 export function controlTokenPath(spoolDir: string): string {
   return join(spoolDir, CONTROL_TOKEN_FILE)

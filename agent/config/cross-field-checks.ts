@@ -23,7 +23,7 @@ const text = (value: unknown): string | undefined => (typeof value === 'string' 
 const has = (m: Mapping, key: string) => m[key] !== undefined
 
 /** The smallest spool cap accepted: `maxBytes: 2` is two bytes, which is never what was meant. */
-export const MIN_SPOOL_BYTES = 1024 * 1024
+const MIN_SPOOL_BYTES = 1024 * 1024
 
 export function checkCrossFields(document: unknown, problems: ProblemList, now = Date.now()): void {
   const root = mapping(document)
@@ -52,7 +52,7 @@ export function checkCrossFields(document: unknown, problems: ProblemList, now =
 }
 
 /** The smallest ADMS body limit: a terminal's batch of a few hundred records must fit. */
-export const MIN_ADMS_BODY_BYTES = 64 * 1024
+const MIN_ADMS_BODY_BYTES = 64 * 1024
 
 function checkAddressList(value: unknown, at: PathSegment[], problems: ProblemList): void {
   if (!Array.isArray(value)) return

@@ -1,6 +1,6 @@
 import { isIP, isIPv6 } from 'node:net'
 
-export interface ListenAddress {
+interface ListenAddress {
   /** A host name or address; an IPv6 address without its brackets. */
   host: string
   port: number

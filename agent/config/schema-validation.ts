@@ -83,7 +83,7 @@ function segmentsOf(pointer: string, document: unknown): PathSegment[] {
   return out
 }
 
-export function describeErrors(
+function describeErrors(
   errors: readonly ErrorObject[],
   document: unknown,
 ): { at: PathSegment[]; message: string }[] {

@@ -395,7 +395,6 @@ export type AgentConfig = Omit<AgentConfigFile, 'cloud' | 'spool' | 'mqtt' | 'ad
 }
 
 export type AdmsConfig = NonNullable<AgentConfig['adms']>
-export type PinRuleConfig = Static<typeof PinRule>
 
 export type DeviceConfig = AgentConfig['devices'][number]
 

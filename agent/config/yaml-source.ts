@@ -2,13 +2,13 @@ import { type Document, isMap, isScalar, isSeq, LineCounter, type Node, parseDoc
 import { type ConfigProblem, type PathSegment, TOP_LEVEL } from './config-file-error.js'
 
 /** A parsed configuration file: its data, and where in the text each value was written. */
-export interface YamlSource {
+interface YamlSource {
   value: unknown
   /** The line of the deepest part of `at` that is written in the file (for problems). */
   locate: (at: readonly PathSegment[]) => number | undefined
 }
 
-export type YamlParse = { ok: true; source: YamlSource } | { ok: false; problems: ConfigProblem[] }
+type YamlParse = { ok: true; source: YamlSource } | { ok: false; problems: ConfigProblem[] }
 
 const MESSAGES: Readonly<Record<string, string>> = {
   MULTIPLE_DOCS: 'the file holds more than one YAML document (a second "---"); the agent reads one',

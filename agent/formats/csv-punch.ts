@@ -1,7 +1,7 @@
 import { parse } from 'csv-parse/sync'
 import type { DevicePunch, FrameParse } from '../punch/device-punch.js'
 
-export interface CsvColumns {
+interface CsvColumns {
   employeeCode: number
   punchedAt?: number
   status?: number

@@ -7,7 +7,7 @@ const TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/
  * Longer than any record a terminal writes (twelve fields with a base64 GPS extension stay under a
  * kilobyte): such a line is not read at all, only kept (truncated) in dead letters.
  */
-export const MAX_ATTLOG_LINE_CHARS = 4096
+const MAX_ATTLOG_LINE_CHARS = 4096
 
 function parseLine(line: string): DevicePunch | string {
   if (line.length > MAX_ATTLOG_LINE_CHARS)

@@ -22,7 +22,7 @@ import { TopicMatcher } from './topic-matcher.js'
 
 export type EmbeddedBrokerConfig = NonNullable<NonNullable<AgentConfig['mqtt']>['embedded']>
 
-export interface MqttEmbeddedInputOptions {
+interface MqttEmbeddedInputOptions {
   /** host, port, optional tls (PEM files) and users (passwords already read from their files). */
   config: EmbeddedBrokerConfig
   /** All devices; those with `mqtt.topic` are served. */

@@ -7,9 +7,9 @@ import type { PunchSink } from '../intake/punch-sink.js'
 import { acceptSafely, MqttInputLog } from './mqtt-input-log.js'
 import { TopicMatcher } from './topic-matcher.js'
 
-export type ExternalBrokerConfig = NonNullable<NonNullable<AgentConfig['mqtt']>['external']>
+type ExternalBrokerConfig = NonNullable<NonNullable<AgentConfig['mqtt']>['external']>
 
-export interface MqttExternalInputOptions {
+interface MqttExternalInputOptions {
   /** url, fixed clientId, username/password (passwordFile already read), caFile. */
   config: ExternalBrokerConfig
   /** All devices; those with `mqtt.topic` are subscribed to. */

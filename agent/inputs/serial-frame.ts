@@ -23,7 +23,7 @@ export type SerialFrame =
 export const DEFAULT_MAX_FRAME_BYTES = 4096
 
 /** How many bytes of a bad frame or of noise are kept for the log, in hex. */
-export const SAMPLE_BYTES = 64
+const SAMPLE_BYTES = 64
 
 /** A run of bytes that is counted in full but only sampled, so memory stays bounded. */
 export class SampledRun {

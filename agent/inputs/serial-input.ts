@@ -12,7 +12,7 @@ import { StxEtxParser } from './stx-etx-parser.js'
 export type SerialSettings = NonNullable<DeviceConfig['serial']>
 
 /** What SerialInput passes when it makes a port: the device's line settings, opened by start(). */
-export interface SerialPortSettings {
+interface SerialPortSettings {
   path: string
   baudRate: number
   dataBits: 5 | 6 | 7 | 8
@@ -22,7 +22,7 @@ export interface SerialPortSettings {
 }
 
 /** The part of serialport's SerialPortStream used here: `SerialPort` and `SerialPortMock` both fit. */
-export interface SerialPortLike extends Readable {
+interface SerialPortLike extends Readable {
   readonly isOpen: boolean
   open(callback: (err: Error | null) => void): void
   close(callback?: (err: Error | null) => void): void
@@ -48,7 +48,7 @@ export interface SerialInputOptions {
   random?: () => number
 }
 
-export interface SerialInputStats {
+interface SerialInputStats {
   /** Frames the sink accepted. */
   frames: number
   /** Frames the sink failed on for a reason other than a full spool (logged with their bytes). */

@@ -3,7 +3,7 @@ import { DEFAULT_MAX_FRAME_BYTES, SampledRun, type SerialFrame } from './serial-
 
 const CR = 0x0d
 
-export interface SerialLineParserOptions {
+interface SerialLineParserOptions {
   /** What ends a record (`serial.framing.delimiter`, default "\n"). */
   delimiter: string | Buffer
   /** A longer line is malformed, and is counted rather than held in memory. */

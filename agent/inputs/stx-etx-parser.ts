@@ -5,7 +5,7 @@ import { DEFAULT_MAX_FRAME_BYTES, SampledRun, type SerialFrame } from './serial-
 export const STX = 0x02
 export const ETX = 0x03
 
-export interface StxEtxParserOptions {
+interface StxEtxParserOptions {
   /** A longer frame is malformed, and is counted rather than held in memory. */
   maxFrameBytes?: number
 }

@@ -11,7 +11,7 @@ import { filtersOverlap, levelsMatch, topicFilterProblem } from '../config/topic
  */
 
 /** Where in the configuration a filter is wrong, and why (reported like other config errors). */
-export interface TopicFilterProblem {
+interface TopicFilterProblem {
   path: string
   message: string
 }
@@ -25,7 +25,7 @@ export class TopicFilterError extends Error {
   }
 }
 
-export interface TopicRoute {
+interface TopicRoute {
   deviceId: string
   filter: string
 }

@@ -38,7 +38,7 @@ export interface NormalizeContext {
   receivedAt?: string
 }
 
-export type Normalized =
+type Normalized =
   /** `at`: the punch's instant, µs. */
   | { ok: true; punch: SpooledPunch; at: number }
   /** `punch` is there when one could be made (a wrong clock): an operator may still replay it. */

@@ -9,7 +9,7 @@ export interface AdmsCommand {
 }
 
 /** Result codes of `POST /iclock/devicecmd`: done, no data or a bad parameter, not supported. */
-export const ADMS_RETURN = { ok: 0, noData: -1, unsupported: -1002 } as const
+const ADMS_RETURN = { ok: 0, noData: -1, unsupported: -1002 } as const
 
 /** Command ids are up to 16 letters and digits; a line without one cannot be answered. */
 const COMMAND_LINE = /^C:([A-Za-z0-9]{1,16}):(.+)$/
@@ -41,7 +41,7 @@ export interface AdmsCommandHost {
   clearLog(): void
 }
 
-export interface AdmsCommandOutcome {
+interface AdmsCommandOutcome {
   /** Lines of the devicecmd body: `ID=..&Return=..&CMD=..`, then any details. */
   lines: string[]
   /** REBOOT: the device restarts once its results are posted. */

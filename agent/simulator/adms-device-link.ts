@@ -4,7 +4,7 @@ import type { AdmsDeviceOptions } from './adms-device-options.js'
 import { AdmsHandshakeError } from './adms-errors.js'
 import { type DeviceLink, DeviceUnreachableError, RecordNotDeliveredError } from './device-link.js'
 
-export interface AdmsDeviceLinkOptions {
+interface AdmsDeviceLinkOptions {
   /** The agent's ADMS listener, http(s)://host:port. */
   url: string
   serialNumber: string

@@ -15,7 +15,7 @@ const DEVICE_HEADERS = {
 /** A reply longer than this is no ADMS reply; the request fails rather than buffer it. */
 const MAX_REPLY_BYTES = 1024 * 1024
 
-export interface AdmsHttpRequest {
+interface AdmsHttpRequest {
   url: URL
   method: 'GET' | 'POST'
   /** POST only. */
@@ -27,7 +27,7 @@ export interface AdmsHttpRequest {
   signal: AbortSignal
 }
 
-export interface AdmsHttpReply {
+interface AdmsHttpReply {
   status: number
   /** The Date header, which sets the device's clock on a handshake. */
   date: string | undefined
@@ -35,7 +35,7 @@ export interface AdmsHttpReply {
 }
 
 /** No reply within the device's request timeout. */
-export class AdmsTimeoutError extends Error {
+class AdmsTimeoutError extends Error {
   constructor(timeoutMs: number) {
     super(`no reply within ${timeoutMs} ms`)
     this.name = 'AdmsTimeoutError'
@@ -46,7 +46,7 @@ export class AdmsTimeoutError extends Error {
  * One request as push firmware makes it: its own connection, closed when the reply has been read.
  * Settles only once that connection is closed, so a stopped device leaves no socket behind.
  */
-export function admsRequest(request: AdmsHttpRequest): Promise<AdmsHttpReply> {
+function admsRequest(request: AdmsHttpRequest): Promise<AdmsHttpReply> {
   if (request.signal.aborted) return Promise.reject(new Error('aborted'))
   const headers: Record<string, string> = { ...DEVICE_HEADERS }
   let payload: Buffer | undefined
@@ -99,12 +99,12 @@ export function admsRequest(request: AdmsHttpRequest): Promise<AdmsHttpReply> {
 }
 
 /** The four endpoints of Attendance PUSH, under /iclock/. */
-export type AdmsEndpoint = 'cdata' | 'getrequest' | 'devicecmd' | 'ping'
+type AdmsEndpoint = 'cdata' | 'getrequest' | 'devicecmd' | 'ping'
 
 /** What came of a request: its reply, why there was none, or undefined when it was cut short. */
-export type AdmsExchange = { reply: AdmsHttpReply } | { problem: string } | undefined
+type AdmsExchange = { reply: AdmsHttpReply } | { problem: string } | undefined
 
-export interface AdmsHttpClientOptions {
+interface AdmsHttpClientOptions {
   /** The server's base URL, such as http://192.168.1.10:8081. */
   url: string
   serialNumber: string

@@ -2,9 +2,9 @@ import type { AdmsTiming } from './adms-schedule.js'
 import { parseAdmsTimeZone } from './adms-wall-clock.js'
 
 /** What a device assumes before any handshake reply said otherwise (firmware defaults). */
-export const DEFAULT_ERROR_DELAY_SECONDS = 30
-export const DEFAULT_DELAY_SECONDS = 10
-export const DEFAULT_TRANS_INTERVAL_MINUTES = 1
+const DEFAULT_ERROR_DELAY_SECONDS = 30
+const DEFAULT_DELAY_SECONDS = 10
+const DEFAULT_TRANS_INTERVAL_MINUTES = 1
 /**
  * Firmware sleeps at least this long between requests, whatever the server says: a `Delay=0` would
  * otherwise be a device hammering its server.

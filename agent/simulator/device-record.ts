@@ -31,7 +31,7 @@ const ZK_WORKCODE = 0
 export const SIMULATOR_CSV_COLUMNS = { employeeCode: 0, punchedAt: 1, status: 2 } as const
 
 /** A local wall time `YYYY-MM-DD HH:mm:ss` in `timeZone` (sub-second parts are not written). */
-export function localWallTime(at: number, timeZone: string): string {
+function localWallTime(at: number, timeZone: string): string {
   return formatInZone(at, timeZone).slice(0, 19).replace('T', ' ')
 }
 

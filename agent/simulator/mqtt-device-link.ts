@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { IClientOptions, MqttClient } from 'mqtt'
 import { type DeviceLink, DeviceUnreachableError, RecordNotDeliveredError } from './device-link.js'
 
-export interface MqttDeviceLinkOptions {
+interface MqttDeviceLinkOptions {
   /** mqtt://host:port or mqtts://host:port, without credentials. */
   url: string
   topic: string

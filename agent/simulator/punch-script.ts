@@ -7,7 +7,7 @@ export interface ScriptedPunch {
   at: number
 }
 
-export interface PunchScriptOptions {
+interface PunchScriptOptions {
   employees: readonly string[]
   /**
    * The smallest step between two times the record format can write (1 s for ATTLOG and CSV, 1 ms

@@ -1,7 +1,7 @@
 import { type DeviceLink, DeviceUnreachableError, RecordNotDeliveredError } from './device-link.js'
 
 /** The part of serialport's SerialPort used here (`SerialPortMock` fits too). */
-export interface WritableSerialPort {
+interface WritableSerialPort {
   readonly isOpen: boolean
   open(callback: (err: Error | null) => void): void
   write(data: string, callback: (err: Error | null | undefined) => void): boolean
@@ -11,7 +11,7 @@ export interface WritableSerialPort {
   on(event: 'error', listener: (err: Error) => void): this
 }
 
-export type WritableSerialPortConstructor = new (settings: {
+type WritableSerialPortConstructor = new (settings: {
   path: string
   baudRate: number
   dataBits: 8
@@ -20,7 +20,7 @@ export type WritableSerialPortConstructor = new (settings: {
   autoOpen: false
 }) => WritableSerialPort
 
-export interface SerialDeviceLinkOptions {
+interface SerialDeviceLinkOptions {
   /** A real port (/dev/ttyUSB0, COM3) or one end of a pseudo-terminal pair. */
   path: string
   baudRate: number

@@ -1,7 +1,7 @@
 import { formatInZone } from '../../shared/time.js'
 import type { ScriptedPunch } from './punch-script.js'
 
-export interface SimulationReportOptions {
+interface SimulationReportOptions {
   /** Where lines go (stdout). */
   write: (text: string) => void
   /** One JSON object per line instead of text. */
@@ -15,7 +15,7 @@ export interface SimulationReportOptions {
   now?: () => number
 }
 
-export interface SimulationTotals {
+interface SimulationTotals {
   sent: number
   /** PUBACKed (MQTT) or written to the port (serial). */
   acknowledged: number

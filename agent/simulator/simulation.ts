@@ -17,7 +17,7 @@ const MAX_IN_FLIGHT = 65_000
 const DEFAULT_STOP_GRACE_MS = 10_000
 const PROGRESS_EVERY_MS = 5_000
 
-export interface SimulationOptions {
+interface SimulationOptions {
   link: DeviceLink
   script: { next(): ScriptedPunch }
   toRecord: (punch: ScriptedPunch) => string
@@ -37,7 +37,7 @@ export interface SimulationOptions {
   progressEveryMs?: number
 }
 
-export interface SimulationResult {
+interface SimulationResult {
   sent: number
   acknowledged: number
   /** Why the run ended early, when a punch could not be delivered (the serial port went away). */

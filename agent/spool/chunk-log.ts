@@ -27,7 +27,7 @@ interface Pending<T> {
   reject: (err: unknown) => void
 }
 
-export interface ChunkLogOptions<T> {
+interface ChunkLogOptions<T> {
   dir: string
   /** Names the files (`<kind>-<seq>-<count>.json`) and is checked on read. */
   kind: string
@@ -51,7 +51,7 @@ const MAX_CHUNKS_PER_COMMIT = 32
  * Files removed at once when a batch of many small chunks is deleted: enough to keep libuv's four
  * threads busy, few enough that a batch never holds many requests in flight.
  */
-export const FILE_CONCURRENCY = 16
+const FILE_CONCURRENCY = 16
 
 /**
  * An append-only log of bounded, immutable chunk files

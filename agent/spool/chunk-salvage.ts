@@ -8,14 +8,14 @@
  * in the damage spoils only the attempts that begin before it.
  */
 
-export interface SalvageOptions<T> {
+interface SalvageOptions<T> {
   /** Whether a parsed object is an item worth keeping (its shape, and whatever else can be checked). */
   isItem: (value: unknown) => value is T
   /** The longest text taken for one item: an object longer than this is never an item. */
   maxItemChars?: number
 }
 
-export interface Salvage<T> {
+interface Salvage<T> {
   /** Items found whole, in file order. */
   items: T[]
   /** Whether the search stopped early (see WORK_PER_CHAR): items after that point were not looked for. */

@@ -25,10 +25,10 @@ export type NewDeadLetter = Omit<DeadLetter, 'id' | 'at'>
  * Entries a page of `list` holds by default, and at most, as the cloud's lists
  * (docs/development/architecture.md#paging).
  */
-export const DEAD_LETTER_PAGE_DEFAULT = 50
+const DEAD_LETTER_PAGE_DEFAULT = 50
 export const DEAD_LETTER_PAGE_MAX = 200
 
-export interface DeadLetterPage {
+interface DeadLetterPage {
   data: DeadLetter[]
   /** Where the next page starts; null after the last. */
   nextCursor: string | null

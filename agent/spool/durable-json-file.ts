@@ -69,7 +69,7 @@ export class DurableJsonFile<T> implements Adapter<T> {
  * measured here the FileHandle's promises cost about a third more CPU per file (see also
  * small-files.ts).
  */
-export function writeSynced(path: string, bytes: Buffer): Promise<void> {
+function writeSynced(path: string, bytes: Buffer): Promise<void> {
   return new Promise((resolve, reject) => {
     fs.open(path, 'w', (openError, fd) => {
       if (openError) return reject(openError)

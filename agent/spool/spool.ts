@@ -39,7 +39,7 @@ function isIntactPunch(value: unknown): value is SpooledPunch {
   return at !== undefined && punchId(value.deviceId, value.employeeCode, at, value.punchType) === value.id
 }
 
-export interface SpoolOptions {
+interface SpoolOptions {
   dir: string
   maxBytes: number
   chunkPunches: number

@@ -14,7 +14,7 @@ import { DEAD_LETTER_PAGE_MAX, InvalidCursorError } from '../spool/dead-letters.
 import type { AgentStatus } from './agent-status.js'
 import { ensureControlToken } from './control-token.js'
 
-export interface StatusServerOptions {
+interface StatusServerOptions {
   /** `host:port`; 127.0.0.1 by default, so only this machine can read it. */
   listen: string
   /**
@@ -63,14 +63,14 @@ const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '::1']
 const UNSPECIFIED = new Set(['0.0.0.0', '::', '::0'])
 
 /** The host of a Host header (RFC 9110 §7.2: uri-host [":" port]), lower case, brackets removed. */
-export function hostOfHeader(header: string | undefined): string | undefined {
+function hostOfHeader(header: string | undefined): string | undefined {
   if (header === undefined) return undefined
   const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:[\]]+))(?::\d{1,5})?$/.exec(header)
   return m ? (m[1] ?? m[2] ?? '').toLowerCase() : undefined
 }
 
 /** The Host names the listener answers: loopback ones, and the host it was told to listen on. */
-export function allowedHostNames(listen: string): ReadonlySet<string> {
+function allowedHostNames(listen: string): ReadonlySet<string> {
   const host = parseListen(listen).host.toLowerCase()
   return new Set([...LOOPBACK_NAMES, ...(UNSPECIFIED.has(host) ? [] : [host])])
 }

@@ -11,7 +11,7 @@ import { type BackoffOptions, DEFAULT_BACKOFF, retryDelay, sleep } from './backo
 import type { PunchOutcome, PunchUplink } from './punch-uplink.js'
 import { RetryableError } from './retryable-error.js'
 
-export interface ForwarderOptions {
+interface ForwarderOptions {
   spool: Pick<Spool, 'nextRun' | 'read' | 'remove' | 'waitForPunches'>
   deadLetters: Pick<DeadLetters, 'add'>
   uplink: Pick<PunchUplink, 'send'>

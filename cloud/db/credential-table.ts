@@ -12,7 +12,7 @@ interface CredentialColumns {
 }
 
 /** The tables of revocable credentials: API keys, OAuth apps and tokens, admin tokens. */
-export type CredentialTableName = {
+type CredentialTableName = {
   [T in keyof Database]: Database[T] extends CredentialColumns ? T : never
 }[keyof Database]
 

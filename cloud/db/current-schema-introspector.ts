@@ -33,7 +33,7 @@ interface ColumnRow {
  * the one to look at. `isAutoIncrementing` is not computed: it is the expensive part, and nothing
  * here reads it.
  */
-export class CurrentSchemaIntrospector implements DatabaseIntrospector {
+class CurrentSchemaIntrospector implements DatabaseIntrospector {
   // biome-ignore lint/suspicious/noExplicitAny: the introspector serves any schema, as Kysely's does
   constructor(private readonly db: Kysely<any>) {}
 

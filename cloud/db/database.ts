@@ -38,7 +38,7 @@ export interface DatabaseHandle {
   close(): Promise<void>
 }
 
-export interface OpenDatabaseOptions extends SecretKeySettings {
+interface OpenDatabaseOptions extends SecretKeySettings {
   poolSize?: number
   /** Against which a relative SQLite path is read; the process's working directory by default. */
   cwd?: string

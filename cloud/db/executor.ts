@@ -7,6 +7,3 @@ import type { Database } from './schema.js'
  * (docs/development/architecture.md, "Cloud layers").
  */
 export type Executor = Kysely<Database> | Transaction<Database>
-
-/** An open transaction, to hand to stores. */
-export type DbTransaction = Transaction<Database>

@@ -25,7 +25,7 @@ const MAX_UNITS_PER_TRANSACTION = 256
  * under its own SAVEPOINT: a unit that fails rolls back alone and the others commit. This cuts
  * the cost of an insert by about three quarters. Durability is WalSync's concern, not this one's.
  */
-export class GroupCommit {
+class GroupCommit {
   private queue: Unit[] = []
   private scheduled = false
 

@@ -2,7 +2,7 @@ import { type Kysely, type MigrationResult, Migrator, PostgresAdapter, sql } fro
 import { migrations } from './migrations/index.js'
 import type { Database } from './schema.js'
 
-export class MigrationError extends Error {
+class MigrationError extends Error {
   constructor(
     message: string,
     readonly results: MigrationResult[],

@@ -12,7 +12,7 @@ export function isTransactionConflict(err: unknown): boolean {
 }
 
 /** Runs of one transaction before its conflict is passed on (the error handler answers 503). */
-export const MAX_TRANSACTION_ATTEMPTS = 5
+const MAX_TRANSACTION_ATTEMPTS = 5
 
 /**
  * Runs `attempt` (one whole transaction) again while it fails with a conflict, at most

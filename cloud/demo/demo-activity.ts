@@ -4,7 +4,7 @@ interface StatusSummary {
   deadLetters: { count: number }
 }
 
-export interface AgentActivityOptions {
+interface AgentActivityOptions {
   /** `http://127.0.0.1:9411`: the agent's status listener. */
   statusUrl: string
   intervalMs: number

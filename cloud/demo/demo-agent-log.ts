@@ -1,5 +1,5 @@
 /** One of the agent's JSON log lines, as the demo needs it. */
-export interface AgentLogLine {
+interface AgentLogLine {
   /** pino's: 30 info, 40 warn, 50 error, 60 fatal. */
   level: number
   msg: string

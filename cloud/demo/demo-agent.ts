@@ -4,12 +4,12 @@ import { fileURLToPath } from 'node:url'
 import { isLoopbackHost } from '../../shared/loopback-host.js'
 
 /** The demo's one device: an MQTT terminal at the factory gate, publishing JSON punches. */
-export const DEMO_DEVICE_ID = 'demo-gate'
+const DEMO_DEVICE_ID = 'demo-gate'
 export const DEMO_PUNCH_TOPIC = `punches/${DEMO_DEVICE_ID}`
-export const AGENT_CONFIG_FILE = 'agent.yaml'
+const AGENT_CONFIG_FILE = 'agent.yaml'
 const CLIENT_SECRET_FILE = 'client-secret'
 
-export interface DemoAgentFiles {
+interface DemoAgentFiles {
   /** Where the agent's cloud is: the demo's own. */
   cloudUrl: string
   clientId: string
@@ -66,7 +66,7 @@ export function simulateArgs(mqttPort: number, employees: readonly string[], eve
  * rewritten at every start because the ports and the cloud's address may change between runs. The secret is
  * in a file of its own, readable only by this user, as a real site keeps it. JSON strings are YAML strings.
  */
-export function agentConfigYaml(files: DemoAgentFiles): string {
+function agentConfigYaml(files: DemoAgentFiles): string {
   const q = JSON.stringify
   // The demo's cloud is plain http on this machine. Reached at a LAN address (HAJRI_HOST), the
   // secret would cross the network in clear, which the agent refuses unless told: the demo says so.

@@ -1,12 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
 
-export interface ChildExit {
+interface ChildExit {
   code: number | null
   signal: NodeJS.Signals | null
 }
 
-export interface DemoChildOptions {
+interface DemoChildOptions {
   /** For messages: `the agent`, `the simulated device`. */
   name: string
   execPath: string

@@ -2,7 +2,7 @@ import net from 'node:net'
 import { ConfigError } from '../settings/config-error.js'
 
 /** Whether something can listen on 127.0.0.1:`port` right now. */
-export async function portIsFree(port: number): Promise<boolean> {
+async function portIsFree(port: number): Promise<boolean> {
   const server = net.createServer()
   const free = await new Promise<boolean>((resolve) => {
     server.once('error', () => resolve(false))

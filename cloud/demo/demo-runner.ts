@@ -32,7 +32,7 @@ const AGENT_STOP_GRACE_MS = 60_000
 const SIMULATOR_STOP_GRACE_MS = 10_000
 const ACTIVITY_INTERVAL_MS = 5_000
 
-export interface DemoRunnerOptions {
+interface DemoRunnerOptions {
   config: CloudConfig
   settings: DemoSettings
   env: NodeJS.ProcessEnv

@@ -21,8 +21,8 @@ export interface DemoSettings {
   punchEvery: string
 }
 
-export const DEFAULT_DEMO_MQTT_PORT = 1884
-export const DEFAULT_DEMO_STATUS_PORT = 9411
+const DEFAULT_DEMO_MQTT_PORT = 1884
+const DEFAULT_DEMO_STATUS_PORT = 9411
 const DEFAULT_PUNCH_EVERY = '20s'
 
 function port(env: NodeJS.ProcessEnv, name: string, fallback: number, problems: string[]): number {

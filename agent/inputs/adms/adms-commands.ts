@@ -29,7 +29,7 @@ export function commandText(request: AdmsCommandRequest): string {
 }
 
 /** Command ids: at most 16 letters or digits (the protocol's limit). */
-export const COMMAND_ID = /^[A-Za-z0-9]{1,16}$/
+const COMMAND_ID = /^[A-Za-z0-9]{1,16}$/
 
 /** The poll answer: `OK` when nothing waits, else one `C:<id>:<command>` line per command. */
 export function pollReply(commands: readonly { id: string; text: string }[]): string {
@@ -38,7 +38,7 @@ export function pollReply(commands: readonly { id: string; text: string }[]): st
 }
 
 /** One command result as a terminal reports it. */
-export interface CommandResult {
+interface CommandResult {
   id: string
   /** 0 done; negative: not done (-1 no data or a bad parameter, -1002 not supported, ...). */
   returnCode: number

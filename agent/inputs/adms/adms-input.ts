@@ -33,7 +33,7 @@ import { parseInfoDetails, parseInfoParameter } from './terminal-info.js'
 import { TerminalPresence } from './terminal-presence.js'
 import { UnknownTerminals } from './unknown-terminals.js'
 
-export type AdmsOutcome = AgentEvents['admsRequest']['outcome']
+type AdmsOutcome = AgentEvents['admsRequest']['outcome']
 
 export interface AdmsInputOptions {
   config: AdmsConfig
@@ -52,7 +52,7 @@ export interface AdmsInputOptions {
 }
 
 /** Records one upload may carry: far above a terminal's batch, far below what would hurt. */
-export const MAX_UPLOAD_LINES = 20_000
+const MAX_UPLOAD_LINES = 20_000
 /** Commands handed over per poll. */
 const COMMANDS_PER_POLL = 8
 /** A terminal is asked for its counts (INFO) at most this often. */

@@ -19,7 +19,7 @@ export class BodyTooLargeError extends Error {
   }
 }
 
-export interface AdmsListenerOptions {
+interface AdmsListenerOptions {
   listen: string
   maxConnections: number
   maxBodyBytes: number

@@ -5,7 +5,7 @@ import { zoneOffsetMinutes } from '../../../shared/time.js'
  * Reading"): a terminal starting up, or coming back after an error, sends
  * `GET /iclock/cdata?SN=..&options=all&pushver=..` and takes its upload settings from the answer.
  */
-export interface HandshakeSettings {
+interface HandshakeSettings {
   serialNumber: string
   /** The terminal's resume cursor for attendance records, as it last reported it; none: send everything. */
   attlogStamp: string | undefined

@@ -21,7 +21,7 @@ export type AdmsPage =
 const PAGES: ReadonlySet<string> = new Set(['cdata', 'getrequest', 'devicecmd', 'ping', 'registry', 'push'])
 const PATH = /^\/iclock\/([A-Za-z]{1,16})(?:\.aspx|\.php)?\/?$/i
 /** What a terminal's serial number is made of (ZKTeco: letters and digits, 13 to 16 of them). */
-export const SERIAL_NUMBER = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
+const SERIAL_NUMBER = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
 
 export interface AdmsTarget {
   page: AdmsPage

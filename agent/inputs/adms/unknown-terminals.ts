@@ -1,5 +1,5 @@
 /** A terminal that pushes to the agent with a serial number no device has. */
-export interface UnknownTerminal {
+interface UnknownTerminal {
   serialNumber: string
   address: string
   firstSeenAt: string
