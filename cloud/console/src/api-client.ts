@@ -27,7 +27,7 @@ interface RequestOptions {
 const SESSION_PATHS = ['/session']
 
 /**
- * The console's only way to the server: the administration API (/api/console/v1) with the session
+ * The console's only way to the server: the console API (/api/console/v1) with the session
  * cookie (sent by the browser, HttpOnly) and, on every state change, the X-CSRF-Token header. Problems
  * (RFC 9457) become {@link ApiError}s whose message a person can act on.
  */
@@ -62,7 +62,7 @@ export class ApiClient {
     return this.request<T>('DELETE', path, {})
   }
 
-  /** A path outside the administration API (the public event catalog), without credentials. */
+  /** A path outside the console API (the public event catalog), without credentials. */
   async getPublic<T>(url: string): Promise<T> {
     return this.send<T>(url, { method: 'GET', credentials: 'omit', headers: { accept: 'application/json' } })
   }

@@ -1,26 +1,27 @@
-import { type FormEvent, useState } from 'react'
-import { errorMessage } from './api-client.js'
-import type { ApiKeySummary, CreatedApiKey, Scope } from './api-types.js'
+import { useState } from 'react'
+import type { ApiKeySummary, CreatedApiKey } from './api-types.js'
 import { ConfirmDialog } from './confirm-dialog.js'
 import { useConsole } from './console-context.js'
-import { Dialog } from './dialog.js'
+import { CredentialDialog } from './credential-dialog.js'
+import type { Column } from './data-table.js'
 import { EmptyState } from './empty-state.js'
-import { Field } from './field.js'
-import { ListLoading } from './list-loading.js'
-import { LoadMoreButton } from './load-more-button.js'
-import { Notice, type NoticeKind } from './notice.js'
-import { ScopePicker } from './scope-picker.js'
-import { ShownOnceSecret } from './shown-once-secret.js'
+import { LastNotice } from './last-notice.js'
+import { PageAction } from './page-action.js'
+import { PageLayout } from './page-layout.js'
+import { PagedTable } from './paged-table.js'
+import { SecretRevealDialog } from './secret-reveal-dialog.js'
+import { SelectField } from './select-field.js'
 import { StatusBadge } from './status-badge.js'
 import { TimeText } from './time-text.js'
+import { useListNotice } from './use-list-notice.js'
 import { usePagedList } from './use-paged-list.js'
 
-const DAY = 86_400
+const DAY_SECONDS = 86_400
 const EXPIRY_CHOICES = [
-  { seconds: 30 * DAY, label: '30 days' },
-  { seconds: 90 * DAY, label: '90 days (recommended)' },
-  { seconds: 365 * DAY, label: '1 year' },
-  { seconds: 2 * 365 * DAY, label: '2 years (the longest)' },
+  { value: String(30 * DAY_SECONDS), label: '30 days' },
+  { value: String(90 * DAY_SECONDS), label: '90 days (recommended)' },
+  { value: String(365 * DAY_SECONDS), label: '1 year' },
+  { value: String(2 * 365 * DAY_SECONDS), label: '2 years (the longest)' },
 ]
 const STATUS_TEXT = { active: 'Active', expired: 'Expired', revoked: 'Revoked' } as const
 
@@ -29,98 +30,65 @@ type Open =
   | { kind: 'created'; key: CreatedApiKey }
   | { kind: 'revoke'; key: ApiKeySummary }
 
+const keyName = (key: ApiKeySummary) => key.name || key.prefix
+
+const COLUMNS: Column<ApiKeySummary>[] = [
+  { heading: 'Name', cell: (key) => key.name || <span className="muted">Unnamed</span> },
+  { heading: 'Starts with', cell: (key) => <code>{key.prefix}…</code> },
+  { heading: 'Scopes', cell: (key) => key.scopes.join(', ') },
+  {
+    heading: 'Status',
+    cell: (key) => <StatusBadge status={key.status} label={STATUS_TEXT[key.status]} />,
+  },
+  { heading: 'Last used', cell: (key) => <TimeText value={key.lastUsedAt} /> },
+  { heading: 'Expires', cell: (key) => <TimeText value={key.expiresAt} /> },
+  { heading: 'Limit', cell: (key) => `${key.rateLimitPerMinute.toLocaleString()}/min` },
+]
+
 /** API keys: create (the key shown once), list with last use and expiry, revoke after a confirmation. */
 export function ApiKeysPage() {
-  const { api, canWrite } = useConsole()
+  const { api } = useConsole()
   const list = usePagedList<ApiKeySummary>('/api-keys')
   const [open, setOpen] = useState<Open>()
-  const [notice, setNotice] = useState<{ kind: NoticeKind; text: string }>()
+  const { notice, changed } = useListNotice(list)
   const close = () => setOpen(undefined)
 
   return (
-    <section>
-      <div className="page-header">
-        <h1 tabIndex={-1}>API keys</h1>
-        {canWrite ? (
-          <button type="button" className="button-primary" onClick={() => setOpen({ kind: 'create' })}>
-            Create API key
-          </button>
-        ) : null}
-      </div>
-      <p className="lead">
-        An API key lets a server of yours (payroll, HR) use the Hajri API: send it as{' '}
-        <code>Authorization: Bearer hjk_…</code>. Keys are for servers only; Hajri refuses them from a web
-        browser.
-      </p>
-      {notice ? <Notice kind={notice.kind}>{notice.text}</Notice> : null}
-      {list.error ? <Notice kind="error">{list.error}</Notice> : null}
-      <ListLoading list={list} />
-      {list.loaded && list.items.length === 0 ? (
-        <EmptyState title="No API keys yet">
-          {canWrite
-            ? 'Create one for each system that calls the Hajri API.'
-            : 'An owner or admin can create one.'}
-        </EmptyState>
-      ) : null}
-      {list.items.length > 0 ? (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">API keys</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Starts with</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Status</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Limit</th>
-                {canWrite ? (
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                ) : null}
-              </tr>
-            </thead>
-            <tbody>
-              {list.items.map((key) => (
-                <tr key={key.id}>
-                  <td>{key.name || <span className="muted">Unnamed</span>}</td>
-                  <td>
-                    <code>{key.prefix}…</code>
-                  </td>
-                  <td>{key.scopes.join(', ')}</td>
-                  <td>
-                    <StatusBadge status={key.status} label={STATUS_TEXT[key.status]} />
-                  </td>
-                  <td>
-                    <TimeText value={key.lastUsedAt} />
-                  </td>
-                  <td>
-                    <TimeText value={key.expiresAt} />
-                  </td>
-                  <td>{key.rateLimitPerMinute.toLocaleString()}/min</td>
-                  {canWrite ? (
-                    <td>
-                      {key.status === 'active' ? (
-                        <button
-                          type="button"
-                          className="button-danger"
-                          onClick={() => setOpen({ kind: 'revoke', key })}
-                          aria-label={`Revoke ${key.name || key.prefix}`}
-                        >
-                          Revoke
-                        </button>
-                      ) : null}
-                    </td>
-                  ) : null}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
-      <LoadMoreButton list={list} />
+    <PageLayout
+      title="API keys"
+      actions={<PageAction label="Create API key" onClick={() => setOpen({ kind: 'create' })} />}
+      lead={
+        <>
+          An API key lets a server of yours (payroll, HR) use the Hajri API: send it as{' '}
+          <code>Authorization: Bearer hjk_…</code>. Keys are for servers only; Hajri refuses them from a web
+          browser.
+        </>
+      }
+    >
+      <LastNotice notice={notice} />
+      <PagedTable
+        list={list}
+        empty={
+          <EmptyState title="No API keys yet" forViewers="An owner or admin can create one.">
+            Create one for each system that calls the Hajri API.
+          </EmptyState>
+        }
+        caption="API keys"
+        columns={COLUMNS}
+        rowKey={(key) => key.id}
+        actions={(key) =>
+          key.status === 'active' ? (
+            <button
+              type="button"
+              className="button-danger"
+              onClick={() => setOpen({ kind: 'revoke', key })}
+              aria-label={`Revoke ${keyName(key)}`}
+            >
+              Revoke
+            </button>
+          ) : null
+        }
+      />
 
       {open?.kind === 'create' ? (
         <CreateKeyDialog
@@ -132,18 +100,18 @@ export function ApiKeysPage() {
         />
       ) : null}
       {open?.kind === 'created' ? (
-        <Dialog title="API key created" onClose={close}>
-          <ShownOnceSecret label={`API key ${open.key.name}`} value={open.key.key} />
+        <SecretRevealDialog
+          title="API key created"
+          secretLabel={`API key ${open.key.name}`}
+          secret={open.key.key}
+          doneLabel="I have stored the key"
+          onClose={close}
+        >
           <p>Use it from your server:</p>
           <pre className="code-block">
             {`curl -H "Authorization: Bearer ${open.key.key.slice(0, 8)}…" \\\n  ${window.location.origin}/api/public/v1/employees`}
           </pre>
-          <div className="dialog-actions">
-            <button type="button" className="button-primary" onClick={close} data-initial-focus>
-              I have stored the key
-            </button>
-          </div>
-        </Dialog>
+        </SecretRevealDialog>
       ) : null}
       {open?.kind === 'revoke' ? (
         <ConfirmDialog
@@ -153,18 +121,17 @@ export function ApiKeysPage() {
           onClose={close}
           onConfirm={async () => {
             await api.post(`/api-keys/${open.key.id}/revoke`)
-            setNotice({ kind: 'success', text: `The key ${open.key.name || open.key.prefix} is revoked.` })
-            list.reload()
+            changed(`The key ${keyName(open.key)} is revoked.`)
           }}
         >
           <p>
-            Every system using <strong>{open.key.name || open.key.prefix}</strong> (starts with{' '}
+            Every system using <strong>{keyName(open.key)}</strong> (starts with{' '}
             <code>{open.key.prefix}</code>) is refused from its next request. This cannot be undone: to use
             the API again, they need a new key.
           </p>
         </ConfirmDialog>
       ) : null}
-    </section>
+    </PageLayout>
   )
 }
 
@@ -176,82 +143,27 @@ function CreateKeyDialog({
   onCreated: (key: CreatedApiKey) => void
 }) {
   const { api } = useConsole()
-  const [name, setName] = useState('')
-  const [scopes, setScopes] = useState<Scope[]>(['employees:read'])
-  const [expiresIn, setExpiresIn] = useState(90 * DAY)
-  const [limit, setLimit] = useState('600')
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<string>()
-
-  const submit = async (event: FormEvent) => {
-    event.preventDefault()
-    if (scopes.length === 0) {
-      setError('Choose at least one scope: what the key may do.')
-      return
-    }
-    setBusy(true)
-    setError(undefined)
-    try {
-      onCreated(
-        await api.post<CreatedApiKey>('/api-keys', {
-          name: name.trim(),
-          scopes,
-          expiresInSeconds: expiresIn,
-          rateLimitPerMinute: Number(limit),
-        }),
-      )
-    } catch (err) {
-      setError(errorMessage(err))
-      setBusy(false)
-    }
-  }
-
+  const [expiresInSeconds, setExpiresInSeconds] = useState(String(90 * DAY_SECONDS))
   return (
-    <Dialog title="Create an API key" onClose={onClose}>
-      <form onSubmit={submit}>
-        {error ? <Notice kind="error">{error}</Notice> : null}
-        <Field label="Name" hint="Which system uses it, e.g. “Payroll export”.">
-          <input
-            required
-            maxLength={100}
-            value={name}
-            onChange={(e) => setName(e.target.value)}
-            data-initial-focus
-          />
-        </Field>
-        <ScopePicker selected={scopes} onChange={setScopes} />
-        <Field label="Expires after" hint="An expired key stops working; create a new one before then.">
-          <select value={expiresIn} onChange={(e) => setExpiresIn(Number(e.target.value))}>
-            {EXPIRY_CHOICES.map((c) => (
-              <option key={c.seconds} value={c.seconds}>
-                {c.label}
-              </option>
-            ))}
-          </select>
-        </Field>
-        <Field
-          label="Requests per minute"
-          hint="More than this in a minute are refused (429) until the minute ends."
-        >
-          <input
-            type="number"
-            required
-            min={1}
-            max={100000}
-            step={1}
-            value={limit}
-            onChange={(e) => setLimit(e.target.value)}
-          />
-        </Field>
-        <div className="dialog-actions">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" className="button-primary" disabled={busy}>
-            {busy ? 'Creating…' : 'Create key'}
-          </button>
-        </div>
-      </form>
-    </Dialog>
+    <CredentialDialog
+      title="Create an API key"
+      noun="key"
+      nameHint="Which system uses it, e.g. “Payroll export”."
+      initialScope="employees:read"
+      submitLabel="Create key"
+      create={(fields) =>
+        api.post<CreatedApiKey>('/api-keys', { ...fields, expiresInSeconds: Number(expiresInSeconds) })
+      }
+      onCreated={onCreated}
+      onClose={onClose}
+    >
+      <SelectField
+        label="Expires after"
+        hint="An expired key stops working; create a new one before then."
+        value={expiresInSeconds}
+        onChange={setExpiresInSeconds}
+        choices={EXPIRY_CHOICES}
+      />
+    </CredentialDialog>
   )
 }

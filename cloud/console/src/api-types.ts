@@ -1,5 +1,5 @@
 /**
- * The shapes the console reads from the administration API. Where the server's schemas live in
+ * The shapes the console reads from the console API. Where the server's schemas live in
  * shared/, their types are used as they are (type-only: nothing of TypeBox reaches the bundle).
  */
 import type { Static } from '@sinclair/typebox'

@@ -1,16 +1,24 @@
-import { type FormEvent, useState } from 'react'
+import { useState } from 'react'
 import type { AuditEntry } from './api-types.js'
 import { AuditTable, actionText, KNOWN_ACTIONS } from './audit-table.js'
 import { EmptyState } from './empty-state.js'
-import { Field } from './field.js'
+import type { Binding } from './field.js'
+import { FilterForm } from './filter-form.js'
 import { localInputToRfc3339 } from './format.js'
-import { ListLoading } from './list-loading.js'
-import { LoadMoreButton } from './load-more-button.js'
-import { Notice } from './notice.js'
+import { PageLayout } from './page-layout.js'
+import { PagedItems } from './paged-items.js'
+import { PeriodFields } from './period-fields.js'
+import { RefreshButton } from './refresh-button.js'
+import { SelectField } from './select-field.js'
+import { TextField } from './text-field.js'
 import { usePagedList } from './use-paged-list.js'
 import { useUserEmails } from './use-user-emails.js'
 
 const EMPTY = { action: '', actor: '', targetType: '', targetId: '', from: '', to: '' }
+const ACTION_CHOICES = [
+  { value: '', label: 'Any action' },
+  ...KNOWN_ACTIONS.map((a) => ({ value: a, label: actionText(a) })),
+]
 
 /** The audit log, newest first: every change to credentials and webhooks, and who made it. */
 export function AuditPage() {
@@ -26,80 +34,61 @@ export function AuditPage() {
     to: localInputToRfc3339(applied.to),
   })
   const filtered = Object.values(applied).some((v) => v !== '')
-  const set = (name: keyof typeof EMPTY) => (value: string) => setForm({ ...form, [name]: value })
-
-  const submit = (event: FormEvent) => {
-    event.preventDefault()
-    setApplied(form)
-  }
+  const bind = (name: keyof typeof EMPTY): Binding => ({
+    value: form[name],
+    onChange: (value) => setForm({ ...form, [name]: value }),
+  })
 
   return (
-    <section>
-      <div className="page-header">
-        <h1 tabIndex={-1}>Audit log</h1>
-        <button type="button" onClick={list.reload}>
-          Refresh
-        </button>
-      </div>
-      <p className="lead">
-        Every key, app and webhook change, every secret shown and every retry, with who did it and from where.
-        It cannot be edited or deleted.
-      </p>
-      <form className="filters" aria-label="Filter the audit log" onSubmit={submit}>
-        <Field label="Action">
-          <select value={form.action} onChange={(e) => set('action')(e.target.value)}>
-            <option value="">Any action</option>
-            {KNOWN_ACTIONS.map((a) => (
-              <option key={a} value={a}>
-                {actionText(a)}
-              </option>
-            ))}
-          </select>
-        </Field>
-        <Field label="Who" hint="e.g. console_user:usr_…, oauth_app:app_…, cli:alice">
-          <input value={form.actor} onChange={(e) => set('actor')(e.target.value)} />
-        </Field>
-        <Field label="Object type" hint="e.g. api_key, webhook_delivery">
-          <input value={form.targetType} onChange={(e) => set('targetType')(e.target.value)} />
-        </Field>
-        <Field label="Object id">
-          <input value={form.targetId} onChange={(e) => set('targetId')(e.target.value)} />
-        </Field>
-        <Field label="From">
-          <input type="datetime-local" value={form.from} onChange={(e) => set('from')(e.target.value)} />
-        </Field>
-        <Field label="Until">
-          <input type="datetime-local" value={form.to} onChange={(e) => set('to')(e.target.value)} />
-        </Field>
+    <PageLayout
+      title="Audit log"
+      actions={<RefreshButton list={list} />}
+      lead={
+        <>
+          Every key, app and webhook change, every secret shown and every retry, with who did it and from
+          where. It cannot be edited or deleted.
+        </>
+      }
+    >
+      <FilterForm
+        label="Filter the audit log"
+        onSubmit={() => setApplied(form)}
+        onClear={
+          filtered
+            ? () => {
+                setForm(EMPTY)
+                setApplied(EMPTY)
+              }
+            : undefined
+        }
+      >
+        <SelectField label="Action" {...bind('action')} choices={ACTION_CHOICES} />
+        <TextField
+          label="Who"
+          hint="e.g. console_user:usr_…, oauth_app:app_…, cli:alice"
+          {...bind('actor')}
+        />
+        <TextField label="Object type" hint="e.g. api_key, webhook_delivery" {...bind('targetType')} />
+        <TextField label="Object id" {...bind('targetId')} />
+        <PeriodFields from={bind('from')} to={bind('to')} />
         <button type="submit" className="button-primary">
           Filter
         </button>
-        {filtered ? (
-          <button
-            type="button"
-            className="button-link"
-            onClick={() => {
-              setForm(EMPTY)
-              setApplied(EMPTY)
-            }}
-          >
-            Clear filters
-          </button>
-        ) : null}
-      </form>
-      {list.error ? <Notice kind="error">{list.error}</Notice> : null}
-      <ListLoading list={list} />
-      {list.loaded && list.items.length === 0 ? (
-        <EmptyState title={filtered ? 'Nothing matches these filters' : 'Nothing recorded yet'}>
-          {filtered
-            ? 'Change or clear the filters.'
-            : 'Changes to keys, apps and webhooks will be listed here.'}
-        </EmptyState>
-      ) : null}
-      {list.items.length > 0 ? (
-        <AuditTable entries={list.items} emails={emails} caption="Audit log, newest first" />
-      ) : null}
-      <LoadMoreButton list={list} />
-    </section>
+      </FilterForm>
+      <PagedItems
+        list={list}
+        empty={
+          filtered ? (
+            <EmptyState title="Nothing matches these filters">Change or clear the filters.</EmptyState>
+          ) : (
+            <EmptyState title="Nothing recorded yet">
+              Changes to keys, apps and webhooks will be listed here.
+            </EmptyState>
+          )
+        }
+      >
+        {(entries) => <AuditTable entries={entries} emails={emails} caption="Audit log, newest first" />}
+      </PagedItems>
+    </PageLayout>
   )
 }

@@ -1,4 +1,5 @@
 import type { AuditAction, AuditEntry } from './api-types.js'
+import { type Column, DataTable } from './data-table.js'
 import { TimeText } from './time-text.js'
 
 // Typed by the server's list: an action added there does not compile here until it has a name.
@@ -56,48 +57,38 @@ interface AuditTableProps {
 
 /** Audit entries, newest first: when, who, what, on what, from where, and the details. */
 export function AuditTable({ entries, emails = new Map(), caption }: AuditTableProps) {
-  return (
-    <div className="table-wrap">
-      <table>
-        <caption className="visually-hidden">{caption}</caption>
-        <thead>
-          <tr>
-            <th scope="col">When</th>
-            <th scope="col">Who</th>
-            <th scope="col">What</th>
-            <th scope="col">On</th>
-            <th scope="col">From</th>
-            <th scope="col">Details</th>
-          </tr>
-        </thead>
-        <tbody>
-          {entries.map((entry) => (
-            <tr key={entry.id}>
-              <td>
-                <TimeText value={entry.occurredAt} />
-              </td>
-              <td>{actorText(entry.actor, emails)}</td>
-              <td>
-                {actionText(entry.action)} <code className="muted">{entry.action}</code>
-              </td>
-              <td>
-                {entry.target.type} <code>{entry.target.id}</code>
-              </td>
-              <td>{entry.ip ?? <span className="muted">Command line</span>}</td>
-              <td>
-                {Object.keys(entry.details).length === 0 ? (
-                  <span className="muted">None</span>
-                ) : (
-                  <details>
-                    <summary>Show</summary>
-                    <pre className="code-block">{JSON.stringify(entry.details, null, 2)}</pre>
-                  </details>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
-  )
+  const columns: Column<AuditEntry>[] = [
+    { heading: 'When', cell: (entry) => <TimeText value={entry.occurredAt} /> },
+    { heading: 'Who', cell: (entry) => actorText(entry.actor, emails) },
+    {
+      heading: 'What',
+      cell: (entry) => (
+        <>
+          {actionText(entry.action)} <code className="muted">{entry.action}</code>
+        </>
+      ),
+    },
+    {
+      heading: 'On',
+      cell: (entry) => (
+        <>
+          {entry.target.type} <code>{entry.target.id}</code>
+        </>
+      ),
+    },
+    { heading: 'From', cell: (entry) => entry.ip ?? <span className="muted">Command line</span> },
+    {
+      heading: 'Details',
+      cell: (entry) =>
+        Object.keys(entry.details).length === 0 ? (
+          <span className="muted">None</span>
+        ) : (
+          <details>
+            <summary>Show</summary>
+            <pre className="code-block">{JSON.stringify(entry.details, null, 2)}</pre>
+          </details>
+        ),
+    },
+  ]
+  return <DataTable caption={caption} columns={columns} rows={entries} rowKey={(entry) => entry.id} />
 }

@@ -1,8 +1,10 @@
-import { type FormEvent, useState } from 'react'
-import { errorMessage } from './api-client.js'
+import { useState } from 'react'
 import { useConsole } from './console-context.js'
-import { Field } from './field.js'
+import { ErrorNotice } from './error-notice.js'
 import { Notice } from './notice.js'
+import { SubmitButton } from './submit-button.js'
+import { TextField } from './text-field.js'
+import { useSubmit } from './use-submit.js'
 
 interface ChangePasswordPageProps {
   /** After a one-time password: nothing else is open until a new password is chosen. */
@@ -16,36 +18,25 @@ export function ChangePasswordPage({ forced, onChanged }: ChangePasswordPageProp
   const [current, setCurrent] = useState('')
   const [next, setNext] = useState('')
   const [again, setAgain] = useState('')
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<string>()
   const [done, setDone] = useState(false)
 
-  const submit = async (event: FormEvent) => {
-    event.preventDefault()
-    setError(undefined)
-    setDone(false)
-    if (next !== again) {
-      setError('The two new passwords are not the same. Type the new password again in both fields.')
-      return
-    }
-    if (next === current) {
-      setError('The new password must be different from the current one.')
-      return
-    }
-    setBusy(true)
-    try {
+  const { busy, error, submit } = useSubmit(
+    async () => {
       await api.post('/session/password', { currentPassword: current, newPassword: next })
       setCurrent('')
       setNext('')
       setAgain('')
       setDone(true)
       onChanged?.()
-    } catch (err) {
-      setError(errorMessage(err))
-    } finally {
-      setBusy(false)
-    }
-  }
+    },
+    () => {
+      setDone(false)
+      if (next !== again)
+        return 'The two new passwords are not the same. Type the new password again in both fields.'
+      if (next === current) return 'The new password must be different from the current one.'
+      return undefined
+    },
+  )
 
   return (
     <form className="card narrow" onSubmit={submit}>
@@ -56,39 +47,35 @@ export function ChangePasswordPage({ forced, onChanged }: ChangePasswordPageProp
           continue.
         </p>
       ) : null}
-      {error ? <Notice kind="error">{error}</Notice> : null}
+      <ErrorNotice error={error} />
       {done ? <Notice kind="success">Your password has been changed.</Notice> : null}
-      <Field label={forced ? 'One-time password' : 'Current password'}>
-        <input
-          type="password"
-          autoComplete="current-password"
-          required
-          value={current}
-          onChange={(e) => setCurrent(e.target.value)}
-        />
-      </Field>
-      <Field label="New password" hint="At least 12 characters. A few unrelated words make a strong one.">
-        <input
-          type="password"
-          autoComplete="new-password"
-          required
-          minLength={12}
-          value={next}
-          onChange={(e) => setNext(e.target.value)}
-        />
-      </Field>
-      <Field label="New password again">
-        <input
-          type="password"
-          autoComplete="new-password"
-          required
-          value={again}
-          onChange={(e) => setAgain(e.target.value)}
-        />
-      </Field>
-      <button type="submit" className="button-primary" disabled={busy}>
-        {busy ? 'Saving…' : 'Save new password'}
-      </button>
+      <TextField
+        label={forced ? 'One-time password' : 'Current password'}
+        type="password"
+        autoComplete="current-password"
+        required
+        value={current}
+        onChange={setCurrent}
+      />
+      <TextField
+        label="New password"
+        hint="At least 12 characters. A few unrelated words make a strong one."
+        type="password"
+        autoComplete="new-password"
+        required
+        minLength={12}
+        value={next}
+        onChange={setNext}
+      />
+      <TextField
+        label="New password again"
+        type="password"
+        autoComplete="new-password"
+        required
+        value={again}
+        onChange={setAgain}
+      />
+      <SubmitButton busy={busy} label="Save new password" busyLabel="Saving…" />
     </form>
   )
 }

@@ -1,7 +1,7 @@
-import { type ReactNode, useState } from 'react'
-import { errorMessage } from './api-client.js'
+import type { ReactNode } from 'react'
 import { Dialog } from './dialog.js'
-import { Notice } from './notice.js'
+import { ErrorNotice } from './error-notice.js'
+import { useSubmit } from './use-submit.js'
 
 interface ConfirmDialogProps {
   title: string
@@ -23,25 +23,15 @@ export function ConfirmDialog({
   onConfirm,
   onClose,
 }: ConfirmDialogProps) {
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<string>()
-
-  const confirm = async () => {
-    setBusy(true)
-    setError(undefined)
-    try {
-      await onConfirm()
-      onClose()
-    } catch (err) {
-      setError(errorMessage(err))
-      setBusy(false)
-    }
-  }
+  const { busy, error, submit } = useSubmit(async () => {
+    await onConfirm()
+    onClose()
+  })
 
   return (
     <Dialog title={title} onClose={onClose}>
       <div className="dialog-body">{children}</div>
-      {error ? <Notice kind="error">{error}</Notice> : null}
+      <ErrorNotice error={error} />
       <div className="dialog-actions">
         <button type="button" onClick={onClose} data-initial-focus>
           Cancel
@@ -49,7 +39,7 @@ export function ConfirmDialog({
         <button
           type="button"
           className={danger ? 'button-danger' : 'button-primary'}
-          onClick={confirm}
+          onClick={() => void submit()}
           disabled={busy}
         >
           {busy ? 'Working…' : confirmLabel}

@@ -1,10 +1,9 @@
-import { useEffect, useState } from 'react'
-import { errorMessage } from './api-client.js'
+import type { ApiClient } from './api-client.js'
 import type { DayDeliveries, HourCount } from './api-types.js'
 import { type Bar, BarChart } from './bar-chart.js'
-import { useConsole } from './console-context.js'
+import { ErrorNotice } from './error-notice.js'
 import { Link } from './link.js'
-import { Notice } from './notice.js'
+import { useLoaded } from './use-loaded.js'
 
 /** "2026-11-21T09:00:00+05:30" → "09:00", read as the server wrote it (the tenant's time zone). */
 const hourOf = (hour: string) => hour.slice(11, 16)
@@ -14,32 +13,20 @@ function percent(value: number): string {
   return `${Math.round(value)}%`
 }
 
+async function loadDashboard(api: ApiClient) {
+  const [p, d] = await Promise.all([
+    api.get<{ data: HourCount[]; timeZone: string }>('/dashboard/punches-per-hour', { hours: 24 }),
+    api.get<{ data: DayDeliveries[] }>('/dashboard/webhook-deliveries', { days: 7 }),
+  ])
+  return { punches: p.data, timeZone: p.timeZone, deliveries: d.data }
+}
+
 /** Punches per hour over a day, and how many webhook deliveries succeeded each day of the week. */
 export function DashboardPage() {
-  const { api } = useConsole()
-  const [punches, setPunches] = useState<HourCount[]>()
-  const [timeZone, setTimeZone] = useState('')
-  const [deliveries, setDeliveries] = useState<DayDeliveries[]>()
-  const [error, setError] = useState<string>()
-
-  useEffect(() => {
-    let live = true
-    Promise.all([
-      api.get<{ data: HourCount[]; timeZone: string }>('/dashboard/punches-per-hour', { hours: 24 }),
-      api.get<{ data: DayDeliveries[] }>('/dashboard/webhook-deliveries', { days: 7 }),
-    ]).then(
-      ([p, d]) => {
-        if (!live) return
-        setPunches(p.data)
-        setTimeZone(p.timeZone)
-        setDeliveries(d.data)
-      },
-      (err: unknown) => live && setError(errorMessage(err)),
-    )
-    return () => {
-      live = false
-    }
-  }, [api])
+  const { data, error } = useLoaded(loadDashboard)
+  const punches = data?.punches
+  const deliveries = data?.deliveries
+  const timeZone = data?.timeZone ?? ''
 
   const totalPunches = punches?.reduce((sum, h) => sum + h.count, 0) ?? 0
   const punchBars: Bar[] = (punches ?? []).map((h) => ({
@@ -60,7 +47,7 @@ export function DashboardPage() {
   return (
     <section>
       <h1 tabIndex={-1}>Dashboard</h1>
-      {error ? <Notice kind="error">{error}</Notice> : null}
+      <ErrorNotice error={error} />
       {punches && deliveries ? (
         <>
           <div className="tiles">

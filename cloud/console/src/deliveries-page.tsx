@@ -1,22 +1,30 @@
 import { useMemo, useState } from 'react'
 import type { WebhookDelivery, WebhookEndpoint } from './api-types.js'
 import { useConsole } from './console-context.js'
+import type { Column } from './data-table.js'
 import { DeliveryDetailDialog } from './delivery-detail-dialog.js'
 import { DELIVERY_STATUS_TEXT, DELIVERY_STATUSES } from './delivery-status.js'
 import { EmptyState } from './empty-state.js'
-import { Field } from './field.js'
+import type { Binding } from './field.js'
+import { FilterForm } from './filter-form.js'
 import { localInputToRfc3339 } from './format.js'
-import { ListLoading } from './list-loading.js'
-import { LoadMoreButton } from './load-more-button.js'
-import { Notice } from './notice.js'
+import { PageLayout } from './page-layout.js'
+import { PagedTable } from './paged-table.js'
+import { PeriodFields } from './period-fields.js'
+import { RefreshButton } from './refresh-button.js'
 import { ReplayForm } from './replay-form.js'
 import { navigate, useLocation } from './router.js'
+import { SelectField } from './select-field.js'
 import { StatusBadge } from './status-badge.js'
 import { TimeText } from './time-text.js'
 import { useEventCatalog } from './use-event-catalog.js'
 import { usePagedList } from './use-paged-list.js'
 
 const FILTERS = ['endpointId', 'status', 'eventType', 'from', 'to'] as const
+const STATUS_CHOICES = [
+  { value: '', label: 'Any status' },
+  ...DELIVERY_STATUSES.map((s) => ({ value: s, label: DELIVERY_STATUS_TEXT[s] })),
+]
 type Filters = Record<(typeof FILTERS)[number], string>
 
 /** The delivery log: filters kept in the address (so a link can point at a filtered log), details, retry, replay. */
@@ -45,134 +53,83 @@ export function DeliveriesPage() {
     navigate(`/deliveries${text ? `?${text}` : ''}`, { replace: true })
   }
   const filtered = FILTERS.some((f) => filters[f] !== '')
+  const bind = (name: keyof Filters): Binding => ({
+    value: filters[name],
+    onChange: (value) => setFilter(name, value),
+  })
+
+  const endpointChoices = [
+    { value: '', label: 'All endpoints' },
+    // The filter holds from the address at once; the endpoints' URLs come a moment later.
+    ...(filters.endpointId !== '' && !urlOf.has(filters.endpointId)
+      ? [{ value: filters.endpointId, label: filters.endpointId }]
+      : []),
+    ...endpoints.items.map((e) => ({ value: e.id, label: e.url })),
+  ]
+  const eventChoices = [
+    { value: '', label: 'Any event' },
+    ...catalog.map((t) => ({ value: t.type, label: t.type })),
+  ]
+  const columns: Column<WebhookDelivery>[] = [
+    { heading: 'Created', cell: (d) => <TimeText value={d.createdAt} /> },
+    { heading: 'Event', cell: (d) => <code>{d.eventType}</code> },
+    { heading: 'Endpoint', className: 'url', cell: (d) => urlOf.get(d.endpointId) ?? d.endpointId },
+    {
+      heading: 'Status',
+      cell: (d) => <StatusBadge status={d.status} label={DELIVERY_STATUS_TEXT[d.status]} />,
+    },
+    { heading: 'Attempts', cell: (d) => d.attempts },
+    { heading: 'Next attempt', cell: (d) => <TimeText value={d.nextAttemptAt} empty="None" /> },
+    {
+      heading: 'Details',
+      headingHidden: true,
+      cell: (d) => (
+        <button type="button" onClick={() => setShown(d.id)} aria-label={`Details of delivery ${d.id}`}>
+          Details
+        </button>
+      ),
+    },
+  ]
 
   return (
-    <section>
-      <div className="page-header">
-        <h1 tabIndex={-1}>Webhook deliveries</h1>
-        <button type="button" onClick={list.reload}>
-          Refresh
-        </button>
-      </div>
-      <p className="lead">
-        Every event sent to your endpoints, newest first, with each attempt and what the endpoint answered. A
-        delivery that fails is retried automatically for about a day and a half.
-      </p>
-      <form className="filters" aria-label="Filter deliveries" onSubmit={(e) => e.preventDefault()}>
-        <Field label="Endpoint">
-          <select value={filters.endpointId} onChange={(e) => setFilter('endpointId', e.target.value)}>
-            <option value="">All endpoints</option>
-            {/* The filter holds from the address at once; the endpoints' URLs come a moment later. */}
-            {filters.endpointId !== '' && !urlOf.has(filters.endpointId) && (
-              <option value={filters.endpointId}>{filters.endpointId}</option>
-            )}
-            {endpoints.items.map((e) => (
-              <option key={e.id} value={e.id}>
-                {e.url}
-              </option>
-            ))}
-          </select>
-        </Field>
-        <Field label="Status">
-          <select value={filters.status} onChange={(e) => setFilter('status', e.target.value)}>
-            <option value="">Any status</option>
-            {DELIVERY_STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {DELIVERY_STATUS_TEXT[s]}
-              </option>
-            ))}
-          </select>
-        </Field>
-        <Field label="Event">
-          <select value={filters.eventType} onChange={(e) => setFilter('eventType', e.target.value)}>
-            <option value="">Any event</option>
-            {catalog.map((t) => (
-              <option key={t.type} value={t.type}>
-                {t.type}
-              </option>
-            ))}
-          </select>
-        </Field>
-        <Field label="From">
-          <input
-            type="datetime-local"
-            value={filters.from}
-            onChange={(e) => setFilter('from', e.target.value)}
-          />
-        </Field>
-        <Field label="Until">
-          <input type="datetime-local" value={filters.to} onChange={(e) => setFilter('to', e.target.value)} />
-        </Field>
-        {filtered ? (
-          <button
-            type="button"
-            className="button-link"
-            onClick={() => navigate('/deliveries', { replace: true })}
-          >
-            Clear filters
-          </button>
-        ) : null}
-      </form>
+    <PageLayout
+      title="Webhook deliveries"
+      actions={<RefreshButton list={list} />}
+      lead={
+        <>
+          Every event sent to your endpoints, newest first, with each attempt and what the endpoint answered.
+          A delivery that fails is retried automatically for about a day and a half.
+        </>
+      }
+    >
+      <FilterForm
+        label="Filter deliveries"
+        onClear={filtered ? () => navigate('/deliveries', { replace: true }) : undefined}
+      >
+        <SelectField label="Endpoint" {...bind('endpointId')} choices={endpointChoices} />
+        <SelectField label="Status" {...bind('status')} choices={STATUS_CHOICES} />
+        <SelectField label="Event" {...bind('eventType')} choices={eventChoices} />
+        <PeriodFields from={bind('from')} to={bind('to')} />
+      </FilterForm>
 
-      {list.error ? <Notice kind="error">{list.error}</Notice> : null}
-      <ListLoading list={list} />
-      {list.loaded && list.items.length === 0 ? (
-        <EmptyState title={filtered ? 'No delivery matches these filters' : 'No deliveries yet'}>
-          {filtered
-            ? 'Change or clear the filters to see more.'
-            : 'Deliveries appear here when an event is sent to one of your webhook endpoints. Send a test event from the Webhooks page to see one.'}
-        </EmptyState>
-      ) : null}
-      {list.items.length > 0 ? (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">Deliveries, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Created</th>
-                <th scope="col">Event</th>
-                <th scope="col">Endpoint</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Next attempt</th>
-                <th scope="col">
-                  <span className="visually-hidden">Details</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.items.map((d) => (
-                <tr key={d.id}>
-                  <td>
-                    <TimeText value={d.createdAt} />
-                  </td>
-                  <td>
-                    <code>{d.eventType}</code>
-                  </td>
-                  <td className="url">{urlOf.get(d.endpointId) ?? d.endpointId}</td>
-                  <td>
-                    <StatusBadge status={d.status} label={DELIVERY_STATUS_TEXT[d.status]} />
-                  </td>
-                  <td>{d.attempts}</td>
-                  <td>
-                    <TimeText value={d.nextAttemptAt} empty="None" />
-                  </td>
-                  <td>
-                    <button
-                      type="button"
-                      onClick={() => setShown(d.id)}
-                      aria-label={`Details of delivery ${d.id}`}
-                    >
-                      Details
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
-      <LoadMoreButton list={list} />
+      <PagedTable
+        list={list}
+        empty={
+          filtered ? (
+            <EmptyState title="No delivery matches these filters">
+              Change or clear the filters to see more.
+            </EmptyState>
+          ) : (
+            <EmptyState title="No deliveries yet">
+              Deliveries appear here when an event is sent to one of your webhook endpoints. Send a test event
+              from the Webhooks page to see one.
+            </EmptyState>
+          )
+        }
+        caption="Deliveries, newest first"
+        columns={columns}
+        rowKey={(d) => d.id}
+      />
 
       {canWrite ? <ReplayForm endpoints={endpoints.items} onReplayed={list.reload} /> : null}
       {shown ? (
@@ -183,6 +140,6 @@ export function DeliveriesPage() {
           onRetried={list.reload}
         />
       ) : null}
-    </section>
+    </PageLayout>
   )
 }

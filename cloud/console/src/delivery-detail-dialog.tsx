@@ -5,7 +5,7 @@ import { useConsole } from './console-context.js'
 import { DELIVERY_STATUS_TEXT } from './delivery-status.js'
 import { Dialog } from './dialog.js'
 import { formatDateTime } from './format.js'
-import { Notice, type NoticeKind } from './notice.js'
+import { LastNotice, type NoticeText } from './last-notice.js'
 import { StatusBadge } from './status-badge.js'
 import { TimeText } from './time-text.js'
 
@@ -25,7 +25,7 @@ export function DeliveryDetailDialog({
 }: DeliveryDetailDialogProps) {
   const { api, canWrite } = useConsole()
   const [delivery, setDelivery] = useState<WebhookDeliveryDetail>()
-  const [notice, setNotice] = useState<{ kind: NoticeKind; text: string }>()
+  const [notice, setNotice] = useState<NoticeText>()
   const [busy, setBusy] = useState(false)
 
   const load = useCallback(async () => {
@@ -62,7 +62,7 @@ export function DeliveryDetailDialog({
 
   return (
     <Dialog title="Delivery" onClose={onClose} wide>
-      {notice ? <Notice kind={notice.kind}>{notice.text}</Notice> : null}
+      <LastNotice notice={notice} />
       {delivery ? (
         <>
           <dl className="facts">

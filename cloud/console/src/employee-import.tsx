@@ -1,9 +1,12 @@
-import { type FormEvent, useId, useState } from 'react'
-import { errorMessage } from './api-client.js'
+import { useId, useState } from 'react'
 import type { ImportReport } from './api-types.js'
 import { useConsole } from './console-context.js'
+import { type Column, DataTable } from './data-table.js'
+import { ErrorNotice } from './error-notice.js'
 import { Notice } from './notice.js'
 import { StatusBadge } from './status-badge.js'
+import { SubmitButton } from './submit-button.js'
+import { useSubmit } from './use-submit.js'
 
 const OUTCOME_TEXT = {
   created: 'Added',
@@ -12,6 +15,12 @@ const OUTCOME_TEXT = {
   failed: 'Not imported',
 } as const
 const MAX_BYTES = 1024 * 1024
+const REPORT_COLUMNS: Column<ImportReport['lines'][number]>[] = [
+  { heading: 'Line', cell: (l) => l.line },
+  { heading: 'Code', cell: (l) => <code>{l.employeeCode ?? ''}</code> },
+  { heading: 'Result', cell: (l) => <StatusBadge status={l.outcome} label={OUTCOME_TEXT[l.outcome]} /> },
+  { heading: 'Problem', cell: (l) => l.errors?.join('; ') ?? '' },
+]
 
 /** Imports a CSV of employees (POST /employees/import) and reports on each line. */
 export function EmployeeImport({ onImported }: { onImported: () => void }) {
@@ -19,35 +28,24 @@ export function EmployeeImport({ onImported }: { onImported: () => void }) {
   const inputId = useId()
   const hintId = `${inputId}-hint`
   const [file, setFile] = useState<File>()
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<string>()
   const [report, setReport] = useState<ImportReport>()
   const [problemsOnly, setProblemsOnly] = useState(false)
-
-  const submit = async (event: FormEvent) => {
-    event.preventDefault()
-    setError(undefined)
-    setReport(undefined)
-    if (!file) {
-      setError('Choose a CSV file first.')
-      return
-    }
-    if (file.size > MAX_BYTES) {
-      setError('The file is larger than 1 MB. Split it into smaller files and import each.')
-      return
-    }
-    setBusy(true)
-    try {
+  const { busy, error, submit } = useSubmit(
+    async () => {
+      if (!file) return
       const result = await api.postText<ImportReport>('/employees/import', await file.text(), 'text/csv')
       setReport(result)
       setProblemsOnly(result.summary.failed > 0)
       onImported()
-    } catch (err) {
-      setError(errorMessage(err))
-    } finally {
-      setBusy(false)
-    }
-  }
+    },
+    () => {
+      setReport(undefined)
+      if (!file) return 'Choose a CSV file first.'
+      if (file.size > MAX_BYTES)
+        return 'The file is larger than 1 MB. Split it into smaller files and import each.'
+      return undefined
+    },
+  )
 
   const lines = report ? report.lines.filter((l) => !problemsOnly || l.outcome === 'failed') : []
 
@@ -71,11 +69,9 @@ export function EmployeeImport({ onImported }: { onImported: () => void }) {
             onChange={(e) => setFile(e.target.files?.[0])}
           />
         </div>
-        <button type="submit" className="button-primary" disabled={busy}>
-          {busy ? 'Importing…' : 'Import'}
-        </button>
+        <SubmitButton busy={busy} label="Import" busyLabel="Importing…" />
       </form>
-      {error ? <Notice kind="error">{error}</Notice> : null}
+      <ErrorNotice error={error} />
       {report ? (
         <>
           <Notice kind={report.summary.failed > 0 ? 'error' : 'success'}>
@@ -91,33 +87,13 @@ export function EmployeeImport({ onImported }: { onImported: () => void }) {
             />{' '}
             Show only lines that were not imported
           </label>
-          <div className="table-wrap">
-            <table>
-              <caption>Import report, line by line</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Line</th>
-                  <th scope="col">Code</th>
-                  <th scope="col">Result</th>
-                  <th scope="col">Problem</th>
-                </tr>
-              </thead>
-              <tbody>
-                {lines.map((l) => (
-                  <tr key={l.line}>
-                    <td>{l.line}</td>
-                    <td>
-                      <code>{l.employeeCode ?? ''}</code>
-                    </td>
-                    <td>
-                      <StatusBadge status={l.outcome} label={OUTCOME_TEXT[l.outcome]} />
-                    </td>
-                    <td>{l.errors?.join('; ') ?? ''}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            caption="Import report, line by line"
+            showCaption
+            columns={REPORT_COLUMNS}
+            rows={lines}
+            rowKey={(l) => l.line}
+          />
         </>
       ) : null}
     </section>

@@ -23,3 +23,16 @@ export function Field({ label, children, hint }: FieldProps) {
     </div>
   )
 }
+
+/** A Field around a control whose value is text, held by the page: what TextField and SelectField take. */
+export interface BoundFieldProps {
+  label: string
+  hint?: ReactNode
+  value: string
+  onChange: (value: string) => void
+  /** Gets the focus when its dialog opens. */
+  'data-initial-focus'?: boolean
+}
+
+/** A text value and its setter, to spread into a TextField or SelectField. */
+export type Binding = Pick<BoundFieldProps, 'value' | 'onChange'>

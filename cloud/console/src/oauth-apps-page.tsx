@@ -1,29 +1,25 @@
-import { type FormEvent, useEffect, useState } from 'react'
-import { errorMessage } from './api-client.js'
-import type {
-  AuditEntry,
-  CreatedOAuthApp,
-  OAuthAppSummary,
-  Page,
-  RotatedClientSecret,
-  Scope,
-} from './api-types.js'
+import { useCallback, useState } from 'react'
+import type { ApiClient } from './api-client.js'
+import type { AuditEntry, CreatedOAuthApp, OAuthAppSummary, Page, RotatedClientSecret } from './api-types.js'
 import { AuditTable } from './audit-table.js'
+import { Card } from './card.js'
 import { ConfirmDialog } from './confirm-dialog.js'
 import { useConsole } from './console-context.js'
 import { CopyButton } from './copy-button.js'
+import { CredentialDialog } from './credential-dialog.js'
 import { Dialog } from './dialog.js'
 import { EmptyState } from './empty-state.js'
-import { Field } from './field.js'
+import { ErrorNotice } from './error-notice.js'
 import { formatDateTime } from './format.js'
-import { ListLoading } from './list-loading.js'
-import { LoadMoreButton } from './load-more-button.js'
-import { Notice, type NoticeKind } from './notice.js'
+import { LastNotice } from './last-notice.js'
+import { PageAction } from './page-action.js'
+import { PageLayout } from './page-layout.js'
+import { PagedItems } from './paged-items.js'
 import { RotateSecretDialog } from './rotate-secret-dialog.js'
-import { ScopePicker } from './scope-picker.js'
-import { ShownOnceSecret } from './shown-once-secret.js'
-import { StatusBadge } from './status-badge.js'
+import { SecretRevealDialog } from './secret-reveal-dialog.js'
 import { TimeText } from './time-text.js'
+import { useListNotice } from './use-list-notice.js'
+import { useLoaded } from './use-loaded.js'
 import { usePagedList } from './use-paged-list.js'
 import { useUserEmails } from './use-user-emails.js'
 
@@ -39,126 +35,128 @@ export function OAuthAppsPage() {
   const { api, canWrite } = useConsole()
   const list = usePagedList<OAuthAppSummary>('/oauth-apps')
   const [open, setOpen] = useState<Open>()
-  const [notice, setNotice] = useState<{ kind: NoticeKind; text: string }>()
+  const { notice, changed } = useListNotice(list)
   const close = () => setOpen(undefined)
   const tokenUrl = `${window.location.origin}/api/oauth/token`
 
   return (
-    <section>
-      <div className="page-header">
-        <h1 tabIndex={-1}>OAuth apps</h1>
-        {canWrite ? (
-          <button type="button" className="button-primary" onClick={() => setOpen({ kind: 'create' })}>
-            Create OAuth app
-          </button>
-        ) : null}
-      </div>
-      <p className="lead">
-        An OAuth app has a client id and secret, which it exchanges for an access token valid for an hour at{' '}
-        <code>{tokenUrl}</code> (client credentials). Site agents use one each.
-      </p>
-      {notice ? <Notice kind={notice.kind}>{notice.text}</Notice> : null}
-      {list.error ? <Notice kind="error">{list.error}</Notice> : null}
-      <ListLoading list={list} />
-      {list.loaded && list.items.length === 0 ? (
-        <EmptyState title="No OAuth apps yet">
-          {canWrite
-            ? 'Create one for each site agent or service that should get its own access tokens.'
-            : 'An owner or admin can create one.'}
-        </EmptyState>
-      ) : null}
-      <ul className="cards">
-        {list.items.map((app) => (
-          <li key={app.id} className="card">
-            <div className="card-title">
-              <h2>{app.name}</h2>
-              <StatusBadge status={app.status} label={app.status === 'active' ? 'Active' : 'Revoked'} />
-            </div>
-            <dl className="facts">
-              <dt>Client id</dt>
-              <dd>
-                <code>{app.clientId}</code> <CopyButton value={app.clientId} label="Copy client id" />
-              </dd>
-              <dt>Scopes</dt>
-              <dd>{app.scopes.join(', ')}</dd>
-              <dt>Limit</dt>
-              <dd>{app.rateLimitPerMinute.toLocaleString()} requests a minute</dd>
-              <dt>Secrets</dt>
-              <dd>
-                {app.secrets.length === 0 ? <span className="muted">None</span> : null}
-                {app.secrets.map((s) => (
-                  <span key={s.id} className="secret-fact">
-                    <code>{s.prefix}…</code>{' '}
-                    {s.expiresAt ? `stops working ${formatDateTime(s.expiresAt)}` : 'current'}, made{' '}
-                    {formatDateTime(s.createdAt)}
-                  </span>
-                ))}
-              </dd>
-              <dt>Created</dt>
-              <dd>
-                <TimeText value={app.createdAt} />
-              </dd>
-              {app.revokedAt ? (
-                <>
-                  <dt>Revoked</dt>
+    <PageLayout
+      title="OAuth apps"
+      actions={<PageAction label="Create OAuth app" onClick={() => setOpen({ kind: 'create' })} />}
+      lead={
+        <>
+          An OAuth app has a client id and secret, which it exchanges for an access token valid for an hour at{' '}
+          <code>{tokenUrl}</code> (client credentials). Site agents use one each.
+        </>
+      }
+    >
+      <LastNotice notice={notice} />
+      <PagedItems
+        list={list}
+        empty={
+          <EmptyState title="No OAuth apps yet" forViewers="An owner or admin can create one.">
+            Create one for each site agent or service that should get its own access tokens.
+          </EmptyState>
+        }
+      >
+        {(apps) => (
+          <ul className="cards">
+            {apps.map((app) => (
+              <Card
+                key={app.id}
+                title={app.name}
+                status={app.status}
+                statusLabel={app.status === 'active' ? 'Active' : 'Revoked'}
+                actions={
+                  <>
+                    <button type="button" onClick={() => setOpen({ kind: 'history', app })}>
+                      History
+                    </button>
+                    {canWrite && app.status === 'active' ? (
+                      <>
+                        <button type="button" onClick={() => setOpen({ kind: 'rotate', app })}>
+                          Rotate secret
+                        </button>
+                        <button
+                          type="button"
+                          className="button-danger"
+                          onClick={() => setOpen({ kind: 'revoke', app })}
+                        >
+                          Revoke
+                        </button>
+                      </>
+                    ) : null}
+                  </>
+                }
+              >
+                <dl className="facts">
+                  <ClientIdFact clientId={app.clientId} />
+                  <dt>Scopes</dt>
+                  <dd>{app.scopes.join(', ')}</dd>
+                  <dt>Limit</dt>
+                  <dd>{app.rateLimitPerMinute.toLocaleString()} requests a minute</dd>
+                  <dt>Secrets</dt>
                   <dd>
-                    <TimeText value={app.revokedAt} />
+                    {app.secrets.length === 0 ? <span className="muted">None</span> : null}
+                    {app.secrets.map((s) => (
+                      <span key={s.id} className="secret-fact">
+                        <code>{s.prefix}…</code>{' '}
+                        {s.expiresAt ? `stops working ${formatDateTime(s.expiresAt)}` : 'current'}, made{' '}
+                        {formatDateTime(s.createdAt)}
+                      </span>
+                    ))}
                   </dd>
-                </>
-              ) : null}
-            </dl>
-            <div className="actions">
-              <button type="button" onClick={() => setOpen({ kind: 'history', app })}>
-                History
-              </button>
-              {canWrite && app.status === 'active' ? (
-                <>
-                  <button type="button" onClick={() => setOpen({ kind: 'rotate', app })}>
-                    Rotate secret
-                  </button>
-                  <button
-                    type="button"
-                    className="button-danger"
-                    onClick={() => setOpen({ kind: 'revoke', app })}
-                  >
-                    Revoke
-                  </button>
-                </>
-              ) : null}
-            </div>
-          </li>
-        ))}
-      </ul>
-      <LoadMoreButton list={list} />
+                  <dt>Created</dt>
+                  <dd>
+                    <TimeText value={app.createdAt} />
+                  </dd>
+                  {app.revokedAt ? (
+                    <>
+                      <dt>Revoked</dt>
+                      <dd>
+                        <TimeText value={app.revokedAt} />
+                      </dd>
+                    </>
+                  ) : null}
+                </dl>
+              </Card>
+            ))}
+          </ul>
+        )}
+      </PagedItems>
 
       {open?.kind === 'create' ? (
-        <CreateAppDialog
-          onClose={close}
+        <CredentialDialog
+          title="Create an OAuth app"
+          noun="app"
+          nameHint="Which site or service uses it, e.g. “Pune plant agent”."
+          initialScope="attendance:write"
+          submitLabel="Create app"
+          create={(fields) => api.post<CreatedOAuthApp>('/oauth-apps', fields)}
           onCreated={(app) => {
             list.reload()
             setOpen({ kind: 'created', app })
           }}
+          onClose={close}
         />
       ) : null}
       {open?.kind === 'created' ? (
-        <Dialog title="OAuth app created" onClose={close}>
-          <dl className="facts">
-            <dt>Client id</dt>
-            <dd>
-              <code>{open.app.clientId}</code> <CopyButton value={open.app.clientId} label="Copy client id" />
-            </dd>
-            <dt>Token endpoint</dt>
-            <dd>
-              <code>{tokenUrl}</code>
-            </dd>
-          </dl>
-          <ShownOnceSecret label="Client secret" value={open.app.clientSecret} />
-          <div className="dialog-actions">
-            <button type="button" className="button-primary" onClick={close} data-initial-focus>
-              I have stored the secret
-            </button>
-          </div>
-        </Dialog>
+        <SecretRevealDialog
+          title="OAuth app created"
+          intro={
+            <dl className="facts">
+              <ClientIdFact clientId={open.app.clientId} />
+              <dt>Token endpoint</dt>
+              <dd>
+                <code>{tokenUrl}</code>
+              </dd>
+            </dl>
+          }
+          secretLabel="Client secret"
+          secret={open.app.clientSecret}
+          doneLabel="I have stored the secret"
+          onClose={close}
+        />
       ) : null}
       {open?.kind === 'rotate' ? (
         <RotateSecretDialog
@@ -184,11 +182,7 @@ export function OAuthAppsPage() {
           onClose={close}
           onConfirm={async () => {
             await api.post(`/oauth-apps/${open.app.id}/revoke`)
-            setNotice({
-              kind: 'success',
-              text: `${open.app.name} is revoked, with every access token it held.`,
-            })
-            list.reload()
+            changed(`${open.app.name} is revoked, with every access token it held.`)
           }}
         >
           <p>
@@ -198,110 +192,44 @@ export function OAuthAppsPage() {
         </ConfirmDialog>
       ) : null}
       {open?.kind === 'history' ? <AppHistoryDialog app={open.app} onClose={close} /> : null}
-    </section>
+    </PageLayout>
   )
 }
 
-function CreateAppDialog({
-  onClose,
-  onCreated,
-}: {
-  onClose: () => void
-  onCreated: (app: CreatedOAuthApp) => void
-}) {
-  const { api } = useConsole()
-  const [name, setName] = useState('')
-  const [scopes, setScopes] = useState<Scope[]>(['attendance:write'])
-  const [limit, setLimit] = useState('600')
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<string>()
-
-  const submit = async (event: FormEvent) => {
-    event.preventDefault()
-    if (scopes.length === 0) {
-      setError('Choose at least one scope: what the app may do.')
-      return
-    }
-    setBusy(true)
-    setError(undefined)
-    try {
-      onCreated(
-        await api.post<CreatedOAuthApp>('/oauth-apps', {
-          name: name.trim(),
-          scopes,
-          rateLimitPerMinute: Number(limit),
-        }),
-      )
-    } catch (err) {
-      setError(errorMessage(err))
-      setBusy(false)
-    }
-  }
-
+/** An app's client id, to copy into the agent's or service's configuration. */
+function ClientIdFact({ clientId }: { clientId: string }) {
   return (
-    <Dialog title="Create an OAuth app" onClose={onClose}>
-      <form onSubmit={submit}>
-        {error ? <Notice kind="error">{error}</Notice> : null}
-        <Field label="Name" hint="Which site or service uses it, e.g. “Pune plant agent”.">
-          <input
-            required
-            maxLength={100}
-            value={name}
-            onChange={(e) => setName(e.target.value)}
-            data-initial-focus
-          />
-        </Field>
-        <ScopePicker selected={scopes} onChange={setScopes} />
-        <Field
-          label="Requests per minute"
-          hint="More than this in a minute are refused (429) until the minute ends."
-        >
-          <input
-            type="number"
-            required
-            min={1}
-            max={100000}
-            step={1}
-            value={limit}
-            onChange={(e) => setLimit(e.target.value)}
-          />
-        </Field>
-        <div className="dialog-actions">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" className="button-primary" disabled={busy}>
-            {busy ? 'Creating…' : 'Create app'}
-          </button>
-        </div>
-      </form>
-    </Dialog>
+    <>
+      <dt>Client id</dt>
+      <dd>
+        <code>{clientId}</code> <CopyButton value={clientId} label="Copy client id" />
+      </dd>
+    </>
   )
 }
 
 /** What happened to one app: created, secrets rotated, tokens issued, revoked (GET /audit?targetId=). */
 function AppHistoryDialog({ app, onClose }: { app: OAuthAppSummary; onClose: () => void }) {
-  const { api } = useConsole()
   const emails = useUserEmails()
-  const [entries, setEntries] = useState<AuditEntry[]>()
-  const [error, setError] = useState<string>()
-  useEffect(() => {
-    // What was done to the app, and what it did itself (the tokens it obtained), newest first.
-    Promise.all([
-      api.get<Page<AuditEntry>>('/audit', { targetId: app.id, limit: 200 }),
-      api.get<Page<AuditEntry>>('/audit', { actor: `oauth_app:${app.id}`, limit: 200 }),
-    ]).then(
-      ([about, by]) => {
+  const history = useLoaded(
+    useCallback(
+      async (api: ApiClient) => {
+        // What was done to the app, and what it did itself (the tokens it obtained), newest first.
+        const [about, by] = await Promise.all([
+          api.get<Page<AuditEntry>>('/audit', { targetId: app.id, limit: 200 }),
+          api.get<Page<AuditEntry>>('/audit', { actor: `oauth_app:${app.id}`, limit: 200 }),
+        ])
         const all = new Map([...about.data, ...by.data].map((e) => [e.id, e]))
-        setEntries([...all.values()].sort((a, b) => b.occurredAt.localeCompare(a.occurredAt)))
+        return [...all.values()].sort((a, b) => b.occurredAt.localeCompare(a.occurredAt))
       },
-      (err: unknown) => setError(errorMessage(err)),
-    )
-  }, [api, app.id])
+      [app.id],
+    ),
+  )
+  const entries = history.data
   return (
     <Dialog title={`History of ${app.name}`} onClose={onClose} wide>
-      {error ? <Notice kind="error">{error}</Notice> : null}
-      {entries === undefined && !error ? <p aria-busy="true">Loading…</p> : null}
+      <ErrorNotice error={history.error} />
+      {entries === undefined && !history.error ? <p aria-busy="true">Loading…</p> : null}
       {entries?.length === 0 ? <p>Nothing recorded for this app yet.</p> : null}
       {entries && entries.length > 0 ? (
         <AuditTable entries={entries} emails={emails} caption={`Audit history of ${app.name}`} />

@@ -3,9 +3,12 @@ import { errorMessage } from './api-client.js'
 import type { WebhookEndpoint } from './api-types.js'
 import { ConfirmDialog } from './confirm-dialog.js'
 import { useConsole } from './console-context.js'
-import { Field } from './field.js'
 import { localInputToRfc3339, plural, toLocalInput } from './format.js'
-import { Notice, type NoticeKind } from './notice.js'
+import { LastNotice, type NoticeText } from './last-notice.js'
+import { SelectField } from './select-field.js'
+import { TextField } from './text-field.js'
+
+const DAY_MS = 86_400_000
 
 interface ReplayFormProps {
   endpoints: WebhookEndpoint[]
@@ -19,9 +22,9 @@ interface ReplayFormProps {
 export function ReplayForm({ endpoints, onReplayed }: ReplayFormProps) {
   const { api } = useConsole()
   const [endpointId, setEndpointId] = useState('')
-  const [since, setSince] = useState(() => toLocalInput(new Date(Date.now() - 86_400_000)))
+  const [since, setSince] = useState(() => toLocalInput(new Date(Date.now() - DAY_MS)))
   const [asking, setAsking] = useState(false)
-  const [notice, setNotice] = useState<{ kind: NoticeKind; text: string }>()
+  const [notice, setNotice] = useState<NoticeText>()
   const targets = endpointId === '' ? endpoints : endpoints.filter((e) => e.id === endpointId)
 
   const ask = (event: FormEvent) => {
@@ -62,21 +65,18 @@ export function ReplayForm({ endpoints, onReplayed }: ReplayFormProps) {
         After an endpoint was down, send again every delivery that failed or was given up on since a time.
         Each is sent with its original webhook-id, so a receiver that already has it can ignore it.
       </p>
-      {notice ? <Notice kind={notice.kind}>{notice.text}</Notice> : null}
+      <LastNotice notice={notice} />
       <form className="filters" onSubmit={ask}>
-        <Field label="Endpoint to replay">
-          <select value={endpointId} onChange={(e) => setEndpointId(e.target.value)}>
-            <option value="">Every endpoint</option>
-            {endpoints.map((e) => (
-              <option key={e.id} value={e.id}>
-                {e.url}
-              </option>
-            ))}
-          </select>
-        </Field>
-        <Field label="Failed since">
-          <input type="datetime-local" required value={since} onChange={(e) => setSince(e.target.value)} />
-        </Field>
+        <SelectField
+          label="Endpoint to replay"
+          value={endpointId}
+          onChange={setEndpointId}
+          choices={[
+            { value: '', label: 'Every endpoint' },
+            ...endpoints.map((e) => ({ value: e.id, label: e.url })),
+          ]}
+        />
+        <TextField label="Failed since" type="datetime-local" required value={since} onChange={setSince} />
         <button type="submit" disabled={endpoints.length === 0}>
           Replay failed deliveries
         </button>

@@ -15,7 +15,7 @@ export interface PagedList<T> {
 }
 
 /**
- * A list from the administration API, a page at a time (`{data, nextCursor}`,
+ * A list from the console API, a page at a time (`{data, nextCursor}`,
  * docs/development/architecture.md#paging). It starts again whenever the path or query changes; only the
  * latest request's answer is kept.
  */

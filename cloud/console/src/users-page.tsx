@@ -1,18 +1,22 @@
-import { type FormEvent, useState } from 'react'
-import { errorMessage } from './api-client.js'
+import { useState } from 'react'
 import type { ConsoleUser, InvitedUser, Role } from './api-types.js'
 import { ConfirmDialog } from './confirm-dialog.js'
 import { useConsole } from './console-context.js'
-import { Dialog } from './dialog.js'
+import type { Column } from './data-table.js'
 import { EmptyState } from './empty-state.js'
-import { Field } from './field.js'
-import { ListLoading } from './list-loading.js'
-import { LoadMoreButton } from './load-more-button.js'
-import { Notice, type NoticeKind } from './notice.js'
-import { ShownOnceSecret } from './shown-once-secret.js'
+import { FormDialog } from './form-dialog.js'
+import { LastNotice } from './last-notice.js'
+import { PageAction } from './page-action.js'
+import { PageLayout } from './page-layout.js'
+import { PagedTable } from './paged-table.js'
+import { SecretRevealDialog } from './secret-reveal-dialog.js'
+import { SelectField } from './select-field.js'
 import { StatusBadge } from './status-badge.js'
+import { TextField } from './text-field.js'
 import { TimeText } from './time-text.js'
+import { useListNotice } from './use-list-notice.js'
 import { usePagedList } from './use-paged-list.js'
+import { useSubmit } from './use-submit.js'
 
 const ROLE_TEXT: Record<Role, string> = {
   owner: 'Owner: everything, including other owners',
@@ -27,83 +31,60 @@ type Open =
 
 /** Who can use this console: invite (a one-time password, shown once) and remove; owners and admins only. */
 export function UsersPage() {
-  const { api, canWrite, user: me } = useConsole()
+  const { api, user: me } = useConsole()
   const list = usePagedList<ConsoleUser>('/users')
   const [open, setOpen] = useState<Open>()
-  const [notice, setNotice] = useState<{ kind: NoticeKind; text: string }>()
+  const { notice, changed } = useListNotice(list)
   const close = () => setOpen(undefined)
 
+  const columns: Column<ConsoleUser>[] = [
+    {
+      heading: 'Email',
+      cell: (u) => (
+        <>
+          {u.email} {u.id === me.id ? <span className="muted">(you)</span> : null}
+        </>
+      ),
+    },
+    {
+      heading: 'Role',
+      cell: (u) => (
+        <>
+          <StatusBadge status={u.role} label={u.role} />
+          {u.mustChangePassword ? <span className="muted"> has not chosen a password yet</span> : null}
+        </>
+      ),
+    },
+    { heading: 'Last signed in', cell: (u) => <TimeText value={u.lastSignInAt} /> },
+    { heading: 'Added', cell: (u) => <TimeText value={u.createdAt} /> },
+  ]
+
   return (
-    <section>
-      <div className="page-header">
-        <h1 tabIndex={-1}>Users</h1>
-        {canWrite ? (
-          <button type="button" className="button-primary" onClick={() => setOpen({ kind: 'invite' })}>
-            Invite user
-          </button>
-        ) : null}
-      </div>
-      <p className="lead">People who can sign in to this console for your organisation.</p>
-      {notice ? <Notice kind={notice.kind}>{notice.text}</Notice> : null}
-      {list.error ? <Notice kind="error">{list.error}</Notice> : null}
-      <ListLoading list={list} />
-      {list.loaded && list.items.length === 0 ? <EmptyState title="No users" /> : null}
-      {list.items.length > 0 ? (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">Console users</caption>
-            <thead>
-              <tr>
-                <th scope="col">Email</th>
-                <th scope="col">Role</th>
-                <th scope="col">Last signed in</th>
-                <th scope="col">Added</th>
-                {canWrite ? (
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                ) : null}
-              </tr>
-            </thead>
-            <tbody>
-              {list.items.map((u) => (
-                <tr key={u.id}>
-                  <td>
-                    {u.email} {u.id === me.id ? <span className="muted">(you)</span> : null}
-                  </td>
-                  <td>
-                    <StatusBadge status={u.role} label={u.role} />
-                    {u.mustChangePassword ? (
-                      <span className="muted"> has not chosen a password yet</span>
-                    ) : null}
-                  </td>
-                  <td>
-                    <TimeText value={u.lastSignInAt} />
-                  </td>
-                  <td>
-                    <TimeText value={u.createdAt} />
-                  </td>
-                  {canWrite ? (
-                    <td>
-                      {u.id !== me.id ? (
-                        <button
-                          type="button"
-                          className="button-danger"
-                          onClick={() => setOpen({ kind: 'remove', user: u })}
-                          aria-label={`Remove ${u.email}`}
-                        >
-                          Remove
-                        </button>
-                      ) : null}
-                    </td>
-                  ) : null}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
-      <LoadMoreButton list={list} />
+    <PageLayout
+      title="Users"
+      actions={<PageAction label="Invite user" onClick={() => setOpen({ kind: 'invite' })} />}
+      lead="People who can sign in to this console for your organisation."
+    >
+      <LastNotice notice={notice} />
+      <PagedTable
+        list={list}
+        empty={<EmptyState title="No users" />}
+        caption="Console users"
+        columns={columns}
+        rowKey={(u) => u.id}
+        actions={(u) =>
+          u.id !== me.id ? (
+            <button
+              type="button"
+              className="button-danger"
+              onClick={() => setOpen({ kind: 'remove', user: u })}
+              aria-label={`Remove ${u.email}`}
+            >
+              Remove
+            </button>
+          ) : null
+        }
+      />
 
       {open?.kind === 'invite' ? (
         <InviteDialog
@@ -116,24 +97,25 @@ export function UsersPage() {
         />
       ) : null}
       {open?.kind === 'invited' ? (
-        <Dialog title="User invited" onClose={close}>
-          <p>
-            <strong>{open.invited.user.email}</strong> can sign in at{' '}
-            <code>{window.location.origin}/console</code> with this one-time password, and will then choose
-            their own.
-          </p>
-          <ShownOnceSecret label="One-time password" value={open.invited.temporaryPassword}>
+        <SecretRevealDialog
+          title="User invited"
+          intro={
+            <p>
+              <strong>{open.invited.user.email}</strong> can sign in at{' '}
+              <code>{window.location.origin}/console</code> with this one-time password, and will then choose
+              their own.
+            </p>
+          }
+          secretLabel="One-time password"
+          secret={open.invited.temporaryPassword}
+          advice={
             <p>
               <strong>Copy it now: it will not be shown again.</strong> Give it to them privately (not in the
               same message as the address).
             </p>
-          </ShownOnceSecret>
-          <div className="dialog-actions">
-            <button type="button" className="button-primary" onClick={close} data-initial-focus>
-              Done
-            </button>
-          </div>
-        </Dialog>
+          }
+          onClose={close}
+        />
       ) : null}
       {open?.kind === 'remove' ? (
         <ConfirmDialog
@@ -143,8 +125,7 @@ export function UsersPage() {
           onClose={close}
           onConfirm={async () => {
             await api.delete(`/users/${open.user.id}`)
-            setNotice({ kind: 'success', text: `${open.user.email} can no longer sign in.` })
-            list.reload()
+            changed(`${open.user.email} can no longer sign in.`)
           }}
         >
           <p>
@@ -153,7 +134,7 @@ export function UsersPage() {
           </p>
         </ConfirmDialog>
       ) : null}
-    </section>
+    </PageLayout>
   )
 }
 
@@ -167,53 +148,26 @@ function InviteDialog({ canInviteOwner, onClose, onInvited }: InviteDialogProps)
   const { api } = useConsole()
   const [email, setEmail] = useState('')
   const [role, setRole] = useState<Role>('viewer')
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<string>()
   const roles = (Object.keys(ROLE_TEXT) as Role[]).filter((r) => r !== 'owner' || canInviteOwner)
-
-  const submit = async (event: FormEvent) => {
-    event.preventDefault()
-    setBusy(true)
-    setError(undefined)
-    try {
-      onInvited(await api.post<InvitedUser>('/users', { email: email.trim(), role }))
-    } catch (err) {
-      setError(errorMessage(err))
-      setBusy(false)
-    }
-  }
+  const submission = useSubmit(async () =>
+    onInvited(await api.post<InvitedUser>('/users', { email: email.trim(), role })),
+  )
 
   return (
-    <Dialog title="Invite a user" onClose={onClose}>
-      <form onSubmit={submit}>
-        {error ? <Notice kind="error">{error}</Notice> : null}
-        <Field label="Email">
-          <input
-            type="email"
-            required
-            value={email}
-            onChange={(e) => setEmail(e.target.value)}
-            data-initial-focus
-          />
-        </Field>
-        <Field label="Role">
-          <select value={role} onChange={(e) => setRole(e.target.value as Role)}>
-            {roles.map((r) => (
-              <option key={r} value={r}>
-                {ROLE_TEXT[r]}
-              </option>
-            ))}
-          </select>
-        </Field>
-        <div className="dialog-actions">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" className="button-primary" disabled={busy}>
-            {busy ? 'Inviting…' : 'Invite'}
-          </button>
-        </div>
-      </form>
-    </Dialog>
+    <FormDialog
+      title="Invite a user"
+      onClose={onClose}
+      submission={submission}
+      submitLabel="Invite"
+      busyLabel="Inviting…"
+    >
+      <TextField label="Email" type="email" required value={email} onChange={setEmail} data-initial-focus />
+      <SelectField
+        label="Role"
+        value={role}
+        onChange={(value) => setRole(value as Role)}
+        choices={roles.map((r) => ({ value: r, label: ROLE_TEXT[r] }))}
+      />
+    </FormDialog>
   )
 }

@@ -1,20 +1,22 @@
 import { useState } from 'react'
 import { errorMessage } from './api-client.js'
 import type { WebhookEndpoint } from './api-types.js'
+import { Card } from './card.js'
 import { ConfirmDialog } from './confirm-dialog.js'
 import { useConsole } from './console-context.js'
-import { Dialog } from './dialog.js'
 import { EmptyState } from './empty-state.js'
-import { EndpointForm } from './endpoint-form.js'
+import { EndpointDialog } from './endpoint-dialog.js'
 import { formatDateTime } from './format.js'
+import { LastNotice } from './last-notice.js'
 import { Link } from './link.js'
-import { ListLoading } from './list-loading.js'
-import { Notice, type NoticeKind } from './notice.js'
+import { PageAction } from './page-action.js'
+import { PageLayout } from './page-layout.js'
+import { PagedItems } from './paged-items.js'
 import { RotateSecretDialog } from './rotate-secret-dialog.js'
-import { ShownOnceSecret } from './shown-once-secret.js'
-import { StatusBadge } from './status-badge.js'
+import { SecretRevealDialog } from './secret-reveal-dialog.js'
 import { TimeText } from './time-text.js'
 import { useEventCatalog } from './use-event-catalog.js'
+import { useListNotice } from './use-list-notice.js'
 import { usePagedList } from './use-paged-list.js'
 
 type Open =
@@ -26,6 +28,8 @@ type Open =
   | { kind: 'delete'; endpoint: WebhookEndpoint }
 
 const STATUS_TEXT = { active: 'Active', paused: 'Paused', disabled: 'Disabled' } as const
+/** The delivery log, filtered to one endpoint. */
+const deliveriesOf = (endpoint: WebhookEndpoint) => `/deliveries?endpointId=${endpoint.id}`
 
 /** Webhook endpoints: add, change, pause and resume, test, reveal or rotate the secret, delete. */
 export function WebhooksPage() {
@@ -33,7 +37,7 @@ export function WebhooksPage() {
   const list = usePagedList<WebhookEndpoint>('/webhooks')
   const catalog = useEventCatalog()
   const [open, setOpen] = useState<Open>()
-  const [notice, setNotice] = useState<{ kind: NoticeKind; text: string; endpointId?: string }>()
+  const { notice, setNotice, changed } = useListNotice(list)
   const close = () => setOpen(undefined)
   /** Closes a dialog unless it has already given way to another (a confirmation to the secret it showed). */
   const closeIf = (kind: Open['kind']) => setOpen((current) => (current?.kind === kind ? undefined : current))
@@ -47,18 +51,15 @@ export function WebhooksPage() {
         setNotice({
           kind: 'success',
           text: `Test event sent to ${endpoint.url} (webhook-id ${sent.messageId}). It appears in the delivery log in a few seconds.`,
-          endpointId: endpoint.id,
+          link: { to: deliveriesOf(endpoint), label: 'See its deliveries' },
         })
       } else {
         await api.post(path(endpoint, `/${action}`))
-        setNotice({
-          kind: 'success',
-          text:
-            action === 'pause'
-              ? `${endpoint.url} is paused. Events for it are kept and sent, in order, when you resume it.`
-              : `${endpoint.url} is active again. Events held while it was paused go out now.`,
-        })
-        list.reload()
+        changed(
+          action === 'pause'
+            ? `${endpoint.url} is paused. Events for it are kept and sent, in order, when you resume it.`
+            : `${endpoint.url} is active again. Events held while it was paused go out now.`,
+        )
       }
     } catch (err) {
       setNotice({ kind: 'error', text: errorMessage(err) })
@@ -66,166 +67,158 @@ export function WebhooksPage() {
   }
 
   return (
-    <section>
-      <div className="page-header">
-        <h1 tabIndex={-1}>Webhooks</h1>
-        {canWrite ? (
-          <button type="button" className="button-primary" onClick={() => setOpen({ kind: 'create' })}>
-            Add endpoint
-          </button>
-        ) : null}
-      </div>
-      <p className="lead">
-        Hajri sends a signed HTTP POST to each endpoint when something happens: a punch, a new employee, a
-        revoked key. Check every request's signature with the endpoint's signing secret (
-        <a href="https://www.standardwebhooks.com/" rel="noreferrer">
-          Standard Webhooks
-        </a>
-        ).
-      </p>
-      {notice ? (
-        <Notice kind={notice.kind}>
-          {notice.text}{' '}
-          {notice.endpointId ? (
-            <Link to={`/deliveries?endpointId=${notice.endpointId}`}>See its deliveries</Link>
-          ) : null}
-        </Notice>
-      ) : null}
-      {list.error ? <Notice kind="error">{list.error}</Notice> : null}
-      <ListLoading list={list} />
-      {list.loaded && list.items.length === 0 ? (
-        <EmptyState title="No webhook endpoints yet">
-          {canWrite
-            ? 'Add one to have Hajri tell your HR system about punches and employees as they happen.'
-            : 'An owner or admin can add one.'}
-        </EmptyState>
-      ) : null}
-      <ul className="cards">
-        {list.items.map((endpoint) => (
-          <li key={endpoint.id} className="card">
-            <div className="card-title">
-              <h2 className="url">{endpoint.url}</h2>
-              <StatusBadge status={endpoint.status} label={STATUS_TEXT[endpoint.status]} />
-            </div>
-            {endpoint.description ? <p>{endpoint.description}</p> : null}
-            {endpoint.status === 'disabled' ? (
-              <p className="warning-text">
-                Hajri stopped sending to it{endpoint.disabledReason ? `: ${endpoint.disabledReason}` : ''}.
-                Resume it once the receiver works again.
-              </p>
-            ) : null}
-            {endpoint.failingSince ? (
-              <p className="warning-text">Failing since {formatDateTime(endpoint.failingSince)}.</p>
-            ) : null}
-            <dl className="facts">
-              <dt>Events</dt>
-              <dd>{endpoint.events.length === 0 ? 'Every event' : endpoint.events.join(', ')}</dd>
-              <dt>Signing secret</dt>
-              <dd>
-                {endpoint.secrets.map((s) => (
-                  <span key={s.id} className="secret-fact">
-                    {s.expiresAt ? `Previous, signs until ${formatDateTime(s.expiresAt)}` : 'Current'}, made{' '}
-                    {formatDateTime(s.createdAt)}
-                  </span>
-                ))}
-              </dd>
-              <dt>Added</dt>
-              <dd>
-                <TimeText value={endpoint.createdAt} />
-              </dd>
-              <dt>Id</dt>
-              <dd>
-                <code>{endpoint.id}</code>
-              </dd>
-            </dl>
-            <div className="actions">
-              <Link to={`/deliveries?endpointId=${endpoint.id}`}>Deliveries</Link>
-              {canWrite ? (
-                <>
-                  <button type="button" onClick={() => void act(endpoint, 'test')}>
-                    Send test event
-                  </button>
-                  {endpoint.status === 'active' ? (
-                    <button type="button" onClick={() => void act(endpoint, 'pause')}>
-                      Pause
-                    </button>
-                  ) : (
-                    <button type="button" onClick={() => void act(endpoint, 'resume')}>
-                      Resume
-                    </button>
-                  )}
-                  <button type="button" onClick={() => setOpen({ kind: 'edit', endpoint })}>
-                    Edit
-                  </button>
-                  <button type="button" onClick={() => setOpen({ kind: 'reveal', endpoint })}>
-                    Reveal secret
-                  </button>
-                  <button type="button" onClick={() => setOpen({ kind: 'rotate', endpoint })}>
-                    Rotate secret
-                  </button>
-                  <button
-                    type="button"
-                    className="button-danger"
-                    onClick={() => setOpen({ kind: 'delete', endpoint })}
-                  >
-                    Delete
-                  </button>
-                </>
-              ) : null}
-            </div>
-          </li>
-        ))}
-      </ul>
+    <PageLayout
+      title="Webhooks"
+      actions={<PageAction label="Add endpoint" onClick={() => setOpen({ kind: 'create' })} />}
+      lead={
+        <>
+          Hajri sends a signed HTTP POST to each endpoint when something happens: a punch, a new employee, a
+          revoked key. Check every request's signature with the endpoint's signing secret (
+          <a href="https://www.standardwebhooks.com/" rel="noreferrer">
+            Standard Webhooks
+          </a>
+          ).
+        </>
+      }
+    >
+      <LastNotice notice={notice} />
+      <PagedItems
+        list={list}
+        empty={
+          <EmptyState title="No webhook endpoints yet" forViewers="An owner or admin can add one.">
+            Add one to have Hajri tell your HR system about punches and employees as they happen.
+          </EmptyState>
+        }
+      >
+        {(endpoints) => (
+          <ul className="cards">
+            {endpoints.map((endpoint) => (
+              <Card
+                key={endpoint.id}
+                title={endpoint.url}
+                titleClassName="url"
+                status={endpoint.status}
+                statusLabel={STATUS_TEXT[endpoint.status]}
+                actions={
+                  <>
+                    <Link to={deliveriesOf(endpoint)}>Deliveries</Link>
+                    {canWrite ? (
+                      <>
+                        <button type="button" onClick={() => void act(endpoint, 'test')}>
+                          Send test event
+                        </button>
+                        {endpoint.status === 'active' ? (
+                          <button type="button" onClick={() => void act(endpoint, 'pause')}>
+                            Pause
+                          </button>
+                        ) : (
+                          <button type="button" onClick={() => void act(endpoint, 'resume')}>
+                            Resume
+                          </button>
+                        )}
+                        <button type="button" onClick={() => setOpen({ kind: 'edit', endpoint })}>
+                          Edit
+                        </button>
+                        <button type="button" onClick={() => setOpen({ kind: 'reveal', endpoint })}>
+                          Reveal secret
+                        </button>
+                        <button type="button" onClick={() => setOpen({ kind: 'rotate', endpoint })}>
+                          Rotate secret
+                        </button>
+                        <button
+                          type="button"
+                          className="button-danger"
+                          onClick={() => setOpen({ kind: 'delete', endpoint })}
+                        >
+                          Delete
+                        </button>
+                      </>
+                    ) : null}
+                  </>
+                }
+              >
+                {endpoint.description ? <p>{endpoint.description}</p> : null}
+                {endpoint.status === 'disabled' ? (
+                  <p className="warning-text">
+                    Hajri stopped sending to it{endpoint.disabledReason ? `: ${endpoint.disabledReason}` : ''}
+                    . Resume it once the receiver works again.
+                  </p>
+                ) : null}
+                {endpoint.failingSince ? (
+                  <p className="warning-text">Failing since {formatDateTime(endpoint.failingSince)}.</p>
+                ) : null}
+                <dl className="facts">
+                  <dt>Events</dt>
+                  <dd>{endpoint.events.length === 0 ? 'Every event' : endpoint.events.join(', ')}</dd>
+                  <dt>Signing secret</dt>
+                  <dd>
+                    {endpoint.secrets.map((s) => (
+                      <span key={s.id} className="secret-fact">
+                        {s.expiresAt ? `Previous, signs until ${formatDateTime(s.expiresAt)}` : 'Current'},
+                        made {formatDateTime(s.createdAt)}
+                      </span>
+                    ))}
+                  </dd>
+                  <dt>Added</dt>
+                  <dd>
+                    <TimeText value={endpoint.createdAt} />
+                  </dd>
+                  <dt>Id</dt>
+                  <dd>
+                    <code>{endpoint.id}</code>
+                  </dd>
+                </dl>
+              </Card>
+            ))}
+          </ul>
+        )}
+      </PagedItems>
 
       {open?.kind === 'create' ? (
-        <Dialog title="Add a webhook endpoint" onClose={close} wide>
-          <EndpointForm
-            initial={{ url: '', description: '', events: [] }}
-            catalog={catalog}
-            submitLabel="Add endpoint"
-            onCancel={close}
-            onSubmit={async (fields) => {
-              const created = await api.post<WebhookEndpoint & { secret: string }>('/webhooks', fields)
-              list.reload()
-              setOpen({ kind: 'secret', endpoint: created, secret: created.secret, created: true })
-            }}
-          />
-        </Dialog>
+        <EndpointDialog
+          title="Add a webhook endpoint"
+          initial={{ url: '', description: '', events: [] }}
+          catalog={catalog}
+          submitLabel="Add endpoint"
+          onClose={close}
+          onSubmit={async (fields) => {
+            const created = await api.post<WebhookEndpoint & { secret: string }>('/webhooks', fields)
+            list.reload()
+            setOpen({ kind: 'secret', endpoint: created, secret: created.secret, created: true })
+          }}
+        />
       ) : null}
       {open?.kind === 'edit' ? (
-        <Dialog title="Change the endpoint" onClose={close} wide>
-          <EndpointForm
-            initial={{
-              url: open.endpoint.url,
-              description: open.endpoint.description,
-              events: open.endpoint.events,
-            }}
-            catalog={catalog}
-            submitLabel="Save changes"
-            onCancel={close}
-            onSubmit={async (fields) => {
-              await api.patch(path(open.endpoint), fields)
-              list.reload()
-              setNotice({ kind: 'success', text: `${fields.url} was saved.` })
-              close()
-            }}
-          />
-        </Dialog>
+        <EndpointDialog
+          title="Change the endpoint"
+          initial={{
+            url: open.endpoint.url,
+            description: open.endpoint.description,
+            events: open.endpoint.events,
+          }}
+          catalog={catalog}
+          submitLabel="Save changes"
+          onClose={close}
+          onSubmit={async (fields) => {
+            await api.patch(path(open.endpoint), fields)
+            changed(`${fields.url} was saved.`)
+            close()
+          }}
+        />
       ) : null}
       {open?.kind === 'secret' ? (
-        <Dialog title={open.created ? 'Endpoint added' : 'Signing secret'} onClose={close}>
-          <ShownOnceSecret label={`Signing secret of ${open.endpoint.url}`} value={open.secret}>
+        <SecretRevealDialog
+          title={open.created ? 'Endpoint added' : 'Signing secret'}
+          secretLabel={`Signing secret of ${open.endpoint.url}`}
+          secret={open.secret}
+          advice={
             <p>
               Give it to the system that receives the events, so it can check each request came from Hajri.
               You can show it again here later; each time is recorded in the audit log.
             </p>
-          </ShownOnceSecret>
-          <div className="dialog-actions">
-            <button type="button" className="button-primary" onClick={close} data-initial-focus>
-              Done
-            </button>
-          </div>
-        </Dialog>
+          }
+          onClose={close}
+        />
       ) : null}
       {open?.kind === 'reveal' ? (
         <ConfirmDialog
@@ -269,8 +262,7 @@ export function WebhooksPage() {
           onClose={close}
           onConfirm={async () => {
             await api.delete(path(open.endpoint))
-            setNotice({ kind: 'success', text: `${open.endpoint.url} was deleted.` })
-            list.reload()
+            changed(`${open.endpoint.url} was deleted.`)
           }}
         >
           <p>
@@ -280,6 +272,6 @@ export function WebhooksPage() {
           </p>
         </ConfirmDialog>
       ) : null}
-    </section>
+    </PageLayout>
   )
 }
