@@ -1,5 +1,7 @@
 import { type AdminTokenSummary, DEFAULT_ADMIN_TOKEN_TTL_SECONDS } from '../features/admin-tokens/service.js'
 import { command, durationText } from './command-context.js'
+import { tenantItemCommand } from './tenant-item-command.js'
+import { tenantListCommand } from './tenant-list-command.js'
 
 const describe = (t: AdminTokenSummary) =>
   [t.id, t.status.padEnd(7), `expires ${t.expiresAt}`, t.name].join('  ')
@@ -22,30 +24,18 @@ const create = command({
   },
 })
 
-const list = command({
+const list = tenantListCommand({
   name: 'admin-token list',
-  usage: '--tenant ID',
-  options: ['tenant'],
-  run: async (context) => {
-    const tenantId = context.required('tenant')
-    const tokens = await context.withServices((services) => services.adminTokens.list(tenantId))
-    context.print(tokens, tokens.length === 0 ? 'no admin tokens' : tokens.map(describe).join('\n'))
-  },
+  list: (services, tenantId) => services.adminTokens.list(tenantId),
+  none: 'no admin tokens',
+  describe,
 })
 
-const revoke = command({
+const revoke = tenantItemCommand({
   name: 'admin-token revoke',
-  usage: '--tenant ID TOKEN_ID',
-  options: ['tenant'],
   operand: { name: 'TOKEN_ID', what: 'id of the admin token to revoke (adm_...)' },
-  run: async (context) => {
-    const tenantId = context.required('tenant')
-    const id = context.operand()
-    const token = await context.withServices((services) =>
-      services.adminTokens.revoke(tenantId, id, context.actor),
-    )
-    context.print(token, `admin token ${token.id} revoked`)
-  },
+  act: (services, tenantId, id, actor) => services.adminTokens.revoke(tenantId, id, actor),
+  human: (token) => `admin token ${token.id} revoked`,
 })
 
 export const adminTokenCommands = [create, list, revoke]

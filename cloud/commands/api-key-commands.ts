@@ -2,6 +2,8 @@ import type { ApiKeySummary } from '../../shared/credentials.js'
 import { DEFAULT_API_KEY_TTL_SECONDS } from '../features/api-keys/service.js'
 import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../features/bearer-auth/credential-settings.js'
 import { command, durationText } from './command-context.js'
+import { tenantItemCommand } from './tenant-item-command.js'
+import { tenantListCommand } from './tenant-list-command.js'
 
 function describeKey(key: ApiKeySummary): string {
   return [
@@ -38,28 +40,18 @@ const create = command({
   },
 })
 
-const list = command({
+const list = tenantListCommand({
   name: 'api-key list',
-  usage: '--tenant ID',
-  options: ['tenant'],
-  run: async (context) => {
-    const tenantId = context.required('tenant')
-    const keys = await context.withServices((services) => services.apiKeys.list(tenantId))
-    context.print(keys, keys.length === 0 ? 'no API keys' : keys.map(describeKey).join('\n'))
-  },
+  list: (services, tenantId) => services.apiKeys.list(tenantId),
+  none: 'no API keys',
+  describe: describeKey,
 })
 
-const revoke = command({
+const revoke = tenantItemCommand({
   name: 'api-key revoke',
-  usage: '--tenant ID KEY_ID',
-  options: ['tenant'],
   operand: { name: 'KEY_ID', what: 'id of the API key to revoke (key_...)' },
-  run: async (context) => {
-    const tenantId = context.required('tenant')
-    const id = context.operand()
-    const key = await context.withServices((services) => services.apiKeys.revoke(tenantId, id, context.actor))
-    context.print(key, `API key ${key.id} revoked: it is refused from the next request on`)
-  },
+  act: (services, tenantId, id, actor) => services.apiKeys.revoke(tenantId, id, actor),
+  human: (key) => `API key ${key.id} revoked: it is refused from the next request on`,
 })
 
 export const apiKeyCommands = [create, list, revoke]

@@ -2,6 +2,7 @@ import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../shared/pagination.js'
 import { isWebhookEventType } from '../../shared/webhook-events.js'
 import { DELIVERY_STATUSES, type DeliveryListQuery, type WebhookDelivery } from '../../shared/webhooks.js'
 import { command, UsageError } from './command-context.js'
+import { tenantItemCommand } from './tenant-item-command.js'
 
 const describe = (d: WebhookDelivery) =>
   [
@@ -48,43 +49,28 @@ const list = command({
   },
 })
 
-const show = command({
+const DELIVERY = { name: 'DELIVERY_ID', what: 'id of the delivery (dlv_...)' }
+
+const show = tenantItemCommand({
   name: 'deliveries show',
-  usage: '--tenant ID DELIVERY_ID',
-  options: ['tenant'],
-  operand: { name: 'DELIVERY_ID', what: 'id of the delivery (dlv_...)' },
-  run: async (context) => {
-    const tenantId = context.required('tenant')
-    const id = context.operand()
-    const d = await context.withServices((services) => services.webhookDeliveries.show(tenantId, id))
-    const attempts = d.attemptLog.map(
-      (a) =>
-        `  #${a.number} ${a.at} ${a.trigger.padEnd(9)} ${a.responseStatus ?? '---'} ${a.durationMs} ms${a.error ? `  ${a.error}` : ''}`,
-    )
-    context.print(
-      d,
-      [
-        describe(d),
-        `message ${d.messageId}, ${d.payload.size} bytes, sha256 ${d.payload.sha256}`,
-        ...attempts,
-      ].join('\n'),
-    )
-  },
+  operand: DELIVERY,
+  act: (services, tenantId, id) => services.webhookDeliveries.show(tenantId, id),
+  human: (d) =>
+    [
+      describe(d),
+      `message ${d.messageId}, ${d.payload.size} bytes, sha256 ${d.payload.sha256}`,
+      ...d.attemptLog.map(
+        (a) =>
+          `  #${a.number} ${a.at} ${a.trigger.padEnd(9)} ${a.responseStatus ?? '---'} ${a.durationMs} ms${a.error ? `  ${a.error}` : ''}`,
+      ),
+    ].join('\n'),
 })
 
-const retry = command({
+const retry = tenantItemCommand({
   name: 'deliveries retry',
-  usage: '--tenant ID DELIVERY_ID',
-  options: ['tenant'],
-  operand: { name: 'DELIVERY_ID', what: 'id of the delivery (dlv_...)' },
-  run: async (context) => {
-    const tenantId = context.required('tenant')
-    const id = context.operand()
-    const d = await context.withServices((services) =>
-      services.webhookDeliveries.retry(tenantId, id, context.actor),
-    )
-    context.print(d, `delivery ${d.id} will be attempted again now (the running server sends it)`)
-  },
+  operand: DELIVERY,
+  act: (services, tenantId, id, actor) => services.webhookDeliveries.retry(tenantId, id, actor),
+  human: (d) => `delivery ${d.id} will be attempted again now (the running server sends it)`,
 })
 
 /** `deliveries replay --tenant ID --endpoint ID --since TIME`. */

@@ -1,7 +1,10 @@
 import type { OAuthAppSummary } from '../../shared/credentials.js'
 import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../features/bearer-auth/credential-settings.js'
-import { DEFAULT_ROTATION_GRACE_SECONDS } from '../features/oauth/app-service.js'
-import { command, durationText } from './command-context.js'
+import { DEFAULT_ROTATION_GRACE_SECONDS } from '../features/secret-rotation.js'
+import { command } from './command-context.js'
+import { rotateSecretCommand } from './rotate-secret-command.js'
+import { tenantItemCommand } from './tenant-item-command.js'
+import { tenantListCommand } from './tenant-list-command.js'
 
 function describeApp(app: OAuthAppSummary): string {
   const secrets = app.secrets
@@ -42,52 +45,29 @@ const create = command({
   },
 })
 
-const list = command({
+const list = tenantListCommand({
   name: 'oauth-app list',
-  usage: '--tenant ID',
-  options: ['tenant'],
-  run: async (context) => {
-    const tenantId = context.required('tenant')
-    const apps = await context.withServices((services) => services.oauthApps.list(tenantId))
-    context.print(apps, apps.length === 0 ? 'no OAuth apps' : apps.map(describeApp).join('\n'))
-  },
+  list: (services, tenantId) => services.oauthApps.list(tenantId),
+  none: 'no OAuth apps',
+  describe: describeApp,
 })
 
-const rotateSecret = command({
+const rotateSecret = rotateSecretCommand({
   name: 'oauth-app rotate-secret',
-  usage: `--tenant ID APP_ID [--grace ${durationText(DEFAULT_ROTATION_GRACE_SECONDS, 'h')}]`,
-  options: ['tenant', 'grace'],
   operand: { name: 'APP_ID', what: 'id of the OAuth app (app_...)' },
-  run: async (context) => {
-    const tenantId = context.required('tenant')
-    const id = context.operand()
-    const grace = context.duration('grace')
-    const result = await context.withServices((services) =>
-      services.oauthApps.rotateSecret(tenantId, id, context.actor, grace),
-    )
-    context.print(
-      result,
-      `new client secret: ${result.clientSecret}\nthe previous secret works until ${result.previousSecretsExpireAt}\n${SHOWN_ONCE}`,
-    )
-  },
+  defaultGraceSeconds: DEFAULT_ROTATION_GRACE_SECONDS,
+  rotate: (services, tenantId, id, actor, graceSeconds) =>
+    services.oauthApps.rotateSecret(tenantId, id, actor, graceSeconds),
+  human: (result) =>
+    `new client secret: ${result.clientSecret}\nthe previous secret works until ${result.previousSecretsExpireAt}\n${SHOWN_ONCE}`,
 })
 
-const revoke = command({
+const revoke = tenantItemCommand({
   name: 'oauth-app revoke',
-  usage: '--tenant ID APP_ID',
-  options: ['tenant'],
   operand: { name: 'APP_ID', what: 'id of the OAuth app to revoke (app_...)' },
-  run: async (context) => {
-    const tenantId = context.required('tenant')
-    const id = context.operand()
-    const app = await context.withServices((services) =>
-      services.oauthApps.revoke(tenantId, id, context.actor),
-    )
-    context.print(
-      app,
-      `OAuth app ${app.id} revoked: its secrets and every token issued to it are refused from now on`,
-    )
-  },
+  act: (services, tenantId, id, actor) => services.oauthApps.revoke(tenantId, id, actor),
+  human: (app) =>
+    `OAuth app ${app.id} revoked: its secrets and every token issued to it are refused from now on`,
 })
 
 export const oauthAppCommands = [create, list, rotateSecret, revoke]

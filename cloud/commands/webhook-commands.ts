@@ -1,6 +1,11 @@
 import type { WebhookEndpoint } from '../../shared/webhooks.js'
-import { DEFAULT_SECRET_GRACE_SECONDS } from '../features/webhooks/endpoint-service.js'
-import { command, durationText } from './command-context.js'
+import type { Actor } from '../auth/actor.js'
+import { DEFAULT_ROTATION_GRACE_SECONDS } from '../features/secret-rotation.js'
+import type { Services } from '../services.js'
+import { command } from './command-context.js'
+import { rotateSecretCommand } from './rotate-secret-command.js'
+import { tenantItemCommand } from './tenant-item-command.js'
+import { tenantListCommand } from './tenant-list-command.js'
 
 const describe = (e: WebhookEndpoint) =>
   [
@@ -40,101 +45,71 @@ const create = command({
   },
 })
 
-const list = command({
+const list = tenantListCommand({
   name: 'webhook list',
-  usage: '--tenant ID',
-  options: ['tenant'],
-  run: async (context) => {
-    const tenantId = context.required('tenant')
-    const endpoints = await context.withServices((services) => services.webhookEndpoints.list(tenantId))
-    context.print(
-      endpoints,
-      endpoints.length === 0 ? 'no webhook endpoints' : endpoints.map(describe).join('\n'),
-    )
-  },
+  list: (services, tenantId) => services.webhookEndpoints.list(tenantId),
+  none: 'no webhook endpoints',
+  describe,
 })
 
+const ENDPOINT = { name: 'ENDPOINT_ID', what: 'id of the webhook endpoint (whk_...)' }
+
 /** Commands of the form `webhook <verb> --tenant ID ENDPOINT_ID`. */
-function onEndpoint(verb: 'pause' | 'resume' | 'delete', done: string) {
-  return command({
+function onEndpoint<T>(
+  verb: string,
+  act: (endpoints: Services['webhookEndpoints'], tenantId: string, id: string, actor: Actor) => Promise<T>,
+  human: (result: T, id: string) => string,
+) {
+  return tenantItemCommand({
     name: `webhook ${verb}`,
-    usage: '--tenant ID ENDPOINT_ID',
-    operand: { name: 'ENDPOINT_ID', what: 'id of the webhook endpoint (whk_...)' },
-    options: ['tenant'],
-    run: async (context) => {
-      const tenantId = context.required('tenant')
-      const id = context.operand()
-      const result = await context.withServices(async (services) => {
-        const endpoints = services.webhookEndpoints
-        if (verb === 'pause') return endpoints.pause(tenantId, id, context.actor)
-        if (verb === 'resume') return endpoints.resume(tenantId, id, context.actor)
-        await endpoints.remove(tenantId, id, context.actor)
-        return { id, deleted: true }
-      })
-      context.print(result, `webhook endpoint ${id} ${done}`)
-    },
+    operand: ENDPOINT,
+    act: (services, tenantId, id, actor) => act(services.webhookEndpoints, tenantId, id, actor),
+    human,
   })
 }
 
-const test = command({
-  name: 'webhook test',
-  usage: '--tenant ID ENDPOINT_ID',
-  options: ['tenant'],
-  operand: { name: 'ENDPOINT_ID', what: 'id of the webhook endpoint (whk_...)' },
-  run: async (context) => {
-    const tenantId = context.required('tenant')
-    const id = context.operand()
-    const result = await context.withServices((services) =>
-      services.webhookEndpoints.sendTest(tenantId, id, context.actor),
-    )
-    context.print(
-      result,
-      `test event ${result.messageId} queued for ${id}; see it with \`deliveries list --endpoint ${id}\``,
-    )
-  },
-})
+const pause = onEndpoint(
+  'pause',
+  (endpoints, tenantId, id, actor) => endpoints.pause(tenantId, id, actor),
+  (_, id) => `webhook endpoint ${id} paused: deliveries are held until it is resumed`,
+)
 
-const rotateSecret = command({
+const resume = onEndpoint(
+  'resume',
+  (endpoints, tenantId, id, actor) => endpoints.resume(tenantId, id, actor),
+  (_, id) => `webhook endpoint ${id} resumed: held deliveries go out now, oldest first`,
+)
+
+const remove = onEndpoint(
+  'delete',
+  async (endpoints, tenantId, id, actor) => {
+    await endpoints.remove(tenantId, id, actor)
+    return { id, deleted: true }
+  },
+  (_, id) => `webhook endpoint ${id} deleted`,
+)
+
+const test = onEndpoint(
+  'test',
+  (endpoints, tenantId, id, actor) => endpoints.sendTest(tenantId, id, actor),
+  (result, id) =>
+    `test event ${result.messageId} queued for ${id}; see it with \`deliveries list --endpoint ${id}\``,
+)
+
+const rotateSecret = rotateSecretCommand({
   name: 'webhook rotate-secret',
-  usage: `--tenant ID ENDPOINT_ID [--grace ${durationText(DEFAULT_SECRET_GRACE_SECONDS, 'h')}]`,
-  options: ['tenant', 'grace'],
-  operand: { name: 'ENDPOINT_ID', what: 'id of the webhook endpoint (whk_...)' },
-  run: async (context) => {
-    const tenantId = context.required('tenant')
-    const id = context.operand()
-    const grace = context.duration('grace')
-    const result = await context.withServices((services) =>
-      services.webhookEndpoints.rotateSecret(tenantId, id, context.actor, grace),
-    )
-    context.print(
-      result,
-      `new signing secret: ${result.secret}\nthe old one keeps signing, beside it, until ${result.previousSecretsExpireAt}`,
-    )
-  },
+  operand: ENDPOINT,
+  defaultGraceSeconds: DEFAULT_ROTATION_GRACE_SECONDS,
+  rotate: (services, tenantId, id, actor, graceSeconds) =>
+    services.webhookEndpoints.rotateSecret(tenantId, id, actor, graceSeconds),
+  human: (result) =>
+    `new signing secret: ${result.secret}\nthe old one keeps signing, beside it, until ${result.previousSecretsExpireAt}`,
 })
 
-const revealSecret = command({
-  name: 'webhook reveal-secret',
-  usage: '--tenant ID ENDPOINT_ID',
-  options: ['tenant'],
-  operand: { name: 'ENDPOINT_ID', what: 'id of the webhook endpoint (whk_...)' },
-  run: async (context) => {
-    const tenantId = context.required('tenant')
-    const id = context.operand()
-    const result = await context.withServices((services) =>
-      services.webhookEndpoints.revealSecret(tenantId, id, context.actor),
-    )
-    context.print(result, result.secret)
-  },
-})
+const revealSecret = onEndpoint(
+  'reveal-secret',
+  (endpoints, tenantId, id, actor) => endpoints.revealSecret(tenantId, id, actor),
+  (result) => result.secret,
+)
 
-export const webhookCommands = [
-  create,
-  list,
-  onEndpoint('pause', 'paused: deliveries are held until it is resumed'),
-  onEndpoint('resume', 'resumed: held deliveries go out now, oldest first'),
-  onEndpoint('delete', 'deleted'),
-  test,
-  revealSecret,
-  rotateSecret,
-]
+export const webhookCommands = [create, list, pause, resume, remove, test, revealSecret, rotateSecret]

@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { AuditListQuerySchema, AuditPageSchema } from '../../../shared/audit.js'
+import { declareRoute } from '../../http/declare-route.js'
 import type { AuditService } from './service.js'
-
-const TAGS = ['Audit log']
 
 /** The tenant's audit log, under /api/console/v1. Read-only, like the log
  * (docs/decisions/0017-append-only-audit-log.md).
@@ -11,20 +10,17 @@ export const auditConsoleRoutes: FastifyPluginAsyncTypebox<{ audit: AuditService
   app,
   { audit },
 ) => {
-  app.get(
-    '/audit',
-    {
-      config: { access: 'read' },
-      schema: {
-        tags: TAGS,
-        summary: 'List audit entries, newest first',
-        description:
-          'Filters combine. One object’s history: `targetId` (an OAuth app’s: `targetId=app_...`; the ' +
-          'tokens it obtained: `actor=oauth_app:app_...`). `from` is inclusive, `to` exclusive.',
-        querystring: AuditListQuerySchema,
-        response: { 200: AuditPageSchema },
-      },
-    },
-    async (request) => audit.list(request.console.tenant.id, request.query),
-  )
+  declareRoute(app, {
+    method: 'GET',
+    url: '/audit',
+    config: { access: 'read' },
+    tags: ['Audit log'],
+    summary: 'List audit entries, newest first',
+    description:
+      'Filters combine. One object’s history: `targetId` (an OAuth app’s: `targetId=app_...`; the ' +
+      'tokens it obtained: `actor=oauth_app:app_...`). `from` is inclusive, `to` exclusive.',
+    querystring: AuditListQuerySchema,
+    response: AuditPageSchema,
+    handle: (request) => audit.list(request.console.tenant.id, request.query),
+  })
 }

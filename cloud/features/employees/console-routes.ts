@@ -5,12 +5,14 @@ import {
   EMPLOYEE_CSV_MEDIA_TYPE,
   EmployeeImportReportSchema,
 } from '../../../shared/console-employees.js'
-import { EmployeePageSchema, EmployeeParamsSchema, EmployeeSchema } from '../../../shared/employee.js'
+import { EmployeePageSchema } from '../../../shared/employee.js'
 import { AppError } from '../../app-error.js'
+import { declareRoute } from '../../http/declare-route.js'
 import { EMPLOYEE_CSV_COLUMNS } from './employee-csv.js'
+import { declareEmployeeByCode } from './routes.js'
 import { type EmployeeService, MAX_IMPORT_LINES } from './service.js'
 
-const TAGS = ['Employees (administration)']
+const TAGS = ['Employees (console API)']
 
 /**
  * The employee directory as a tenant's admin sees it, under /api/console/v1: search
@@ -21,36 +23,21 @@ export const employeeConsoleRoutes: FastifyPluginAsyncTypebox<{ employees: Emplo
   app,
   { employees },
 ) => {
-  app.get(
-    '/employees',
-    {
-      config: { access: 'read' },
-      schema: {
-        tags: TAGS,
-        summary: 'List or search employees',
-        description:
-          'Every employee once, in a stable order (by id), even while records change. `search` finds ' +
-          'those whose code, name or email starts with it, ignoring the case of A–Z.',
-        querystring: ConsoleEmployeeListQuerySchema,
-        response: { 200: EmployeePageSchema },
-      },
-    },
-    async (request) => employees.list(request.console.tenant.id, request.query),
-  )
+  declareRoute(app, {
+    method: 'GET',
+    url: '/employees',
+    config: { access: 'read' },
+    tags: TAGS,
+    summary: 'List or search employees',
+    description:
+      'Every employee once, in a stable order (by id), even while records change. `search` finds ' +
+      'those whose code, name or email starts with it, ignoring the case of A–Z.',
+    querystring: ConsoleEmployeeListQuerySchema,
+    response: EmployeePageSchema,
+    handle: (request) => employees.list(request.console.tenant.id, request.query),
+  })
 
-  app.get(
-    '/employees/:employeeCode',
-    {
-      config: { access: 'read' },
-      schema: {
-        tags: TAGS,
-        summary: 'Get one employee by employee code',
-        params: EmployeeParamsSchema,
-        response: { 200: EmployeeSchema },
-      },
-    },
-    async (request) => employees.get(request.console.tenant.id, request.params.employeeCode),
-  )
+  declareEmployeeByCode(app, { access: 'read' }, TAGS, employees, (request) => request.console.tenant.id)
 
   // Its own scope, so that only this route reads CSV, and reads nothing else.
   await app.register(async (csv) => {

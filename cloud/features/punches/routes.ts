@@ -1,5 +1,5 @@
-import { type FastifyPluginAsyncTypebox, Type } from '@fastify/type-provider-typebox'
-import type { FastifyReply } from 'fastify'
+import { type FastifyPluginAsyncTypebox, type Static, Type } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import {
   PunchBatchInputSchema,
   PunchBatchResponseSchema,
@@ -10,6 +10,7 @@ import {
   PunchSchema,
 } from '../../../shared/punch.js'
 import { AppError } from '../../app-error.js'
+import { declareRoute } from '../../http/declare-route.js'
 import type { IdempotencyKeyUse } from '../idempotency/service.js'
 import type { PunchService } from './service.js'
 
@@ -51,84 +52,83 @@ function idempotencyKey(header: string | undefined, credential: string): Idempot
   return { key, credential }
 }
 
-function markReplayed(reply: FastifyReply, replayed: boolean): void {
+/**
+ * Runs a write under the request's Idempotency-Key, if it has one, and says on the reply whether its
+ * answer is a replay (docs/development/architecture.md#idempotency).
+ */
+async function idempotently<T>(
+  request: FastifyRequest<{ Headers: Static<typeof IdempotencyHeadersSchema> }>,
+  reply: FastifyReply,
+  write: (key: IdempotencyKeyUse | undefined) => Promise<{ body: T; replayed: boolean }>,
+): Promise<T> {
+  const key = idempotencyKey(request.headers['idempotency-key'], request.auth.credential.rateLimitKey)
+  const { body, replayed } = await write(key)
   if (replayed) reply.header('idempotent-replayed', 'true')
+  return body
 }
 
 export const punchRoutes: FastifyPluginAsyncTypebox<{ service: PunchService }> = async (app, { service }) => {
-  app.post(
-    '/attendance/punches',
-    {
-      config: { scope: 'attendance:write' },
-      schema: {
-        tags: ['Attendance'],
-        summary: 'Record one IN or OUT punch',
-        description:
-          'Stores the punch in the raw punch log. A punch whose externalId is already stored, or a retry with ' +
-          'the same Idempotency-Key, returns the original punch with `Idempotent-Replayed: true`.',
-        headers: IdempotencyHeadersSchema,
-        body: PunchInputSchema,
-        response: { 201: PunchSchema },
-      },
-    },
-    async (request, reply) => {
-      const key = idempotencyKey(request.headers['idempotency-key'], request.auth.credential.rateLimitKey)
-      const { body, replayed } = await service.record(request.auth.tenant, request.body, key)
-      markReplayed(reply, replayed)
-      return reply.code(201).header('location', `${request.routeOptions.url}/${body.id}`).send(body)
-    },
-  )
-
-  app.post(
-    '/attendance/punches/batch',
-    {
-      config: { scope: 'attendance:write' },
-      schema: {
-        tags: ['Attendance'],
-        summary: 'Record up to 500 punches',
-        description:
-          'Each punch is checked and stored on its own and gets a result: `created`, `duplicate` (its ' +
-          'externalId is already stored; the stored punch is returned) or `rejected` (with its problem). ' +
-          'One bad punch never fails the others.',
-        headers: IdempotencyHeadersSchema,
-        body: PunchBatchInputSchema,
-        response: { 200: PunchBatchResponseSchema },
-      },
-    },
-    async (request, reply) => {
-      const key = idempotencyKey(request.headers['idempotency-key'], request.auth.credential.rateLimitKey)
-      const { body, replayed } = await service.recordBatch(request.auth.tenant, request.body.punches, key)
-      markReplayed(reply, replayed)
+  declareRoute(app, {
+    method: 'POST',
+    url: '/attendance/punches',
+    config: { scope: 'attendance:write' },
+    tags: ['Attendance'],
+    summary: 'Record one IN or OUT punch',
+    description:
+      'Stores the punch in the raw punch log. A punch whose externalId is already stored, or a retry with ' +
+      'the same Idempotency-Key, returns the original punch with `Idempotent-Replayed: true`.',
+    headers: IdempotencyHeadersSchema,
+    body: PunchInputSchema,
+    status: 201,
+    response: PunchSchema,
+    handle: async (request, reply) => {
+      const body = await idempotently(request, reply, (key) =>
+        service.record(request.auth.tenant, request.body, key),
+      )
+      reply.header('location', `${request.routeOptions.url}/${body.id}`)
       return body
     },
-  )
+  })
 
-  app.get(
-    '/attendance/punches',
-    {
-      config: { scope: 'attendance:read' },
-      schema: {
-        tags: ['Attendance'],
-        summary: 'Read the raw punch log',
-        description: 'Every accepted punch, oldest punchedAt first, filtered by employee and time.',
-        querystring: PunchListQuerySchema,
-        response: { 200: PunchPageSchema },
-      },
-    },
-    async (request) => service.list(request.auth.tenant, request.query),
-  )
+  declareRoute(app, {
+    method: 'POST',
+    url: '/attendance/punches/batch',
+    config: { scope: 'attendance:write' },
+    tags: ['Attendance'],
+    summary: 'Record up to 500 punches',
+    description:
+      'Each punch is checked and stored on its own and gets a result: `created`, `duplicate` (its ' +
+      'externalId is already stored; the stored punch is returned) or `rejected` (with its problem). ' +
+      'One bad punch never fails the others.',
+    headers: IdempotencyHeadersSchema,
+    body: PunchBatchInputSchema,
+    response: PunchBatchResponseSchema,
+    handle: (request, reply) =>
+      idempotently(request, reply, (key) =>
+        service.recordBatch(request.auth.tenant, request.body.punches, key),
+      ),
+  })
 
-  app.get(
-    '/attendance/punches/:punchId',
-    {
-      config: { scope: 'attendance:read' },
-      schema: {
-        tags: ['Attendance'],
-        summary: 'Get one punch',
-        params: PunchParamsSchema,
-        response: { 200: PunchSchema },
-      },
-    },
-    async (request) => service.get(request.auth.tenant, request.params.punchId),
-  )
+  declareRoute(app, {
+    method: 'GET',
+    url: '/attendance/punches',
+    config: { scope: 'attendance:read' },
+    tags: ['Attendance'],
+    summary: 'Read the raw punch log',
+    description: 'Every accepted punch, oldest punchedAt first, filtered by employee and time.',
+    querystring: PunchListQuerySchema,
+    response: PunchPageSchema,
+    handle: (request) => service.list(request.auth.tenant, request.query),
+  })
+
+  declareRoute(app, {
+    method: 'GET',
+    url: '/attendance/punches/:punchId',
+    config: { scope: 'attendance:read' },
+    tags: ['Attendance'],
+    summary: 'Get one punch',
+    params: PunchParamsSchema,
+    response: PunchSchema,
+    handle: (request) => service.get(request.auth.tenant, request.params.punchId),
+  })
 }

@@ -7,6 +7,7 @@ import {
   ConsoleUserParamsSchema,
   InvitedConsoleUserSchema,
 } from '../../../shared/console-auth.js'
+import { declareRoute } from '../../http/declare-route.js'
 import type { ConsoleUserService } from './service.js'
 
 const TAGS = ['Console users']
@@ -19,57 +20,51 @@ export const consoleUserRoutes: FastifyPluginAsyncTypebox<{ users: ConsoleUserSe
   app,
   { users },
 ) => {
-  app.get(
-    '/users',
-    {
-      config: { access: 'read' },
-      schema: {
-        tags: TAGS,
-        summary: 'List console users',
-        querystring: ConsoleUserListQuerySchema,
-        response: { 200: ConsoleUserPageSchema },
-      },
-    },
-    async (request) => users.list(request.console.tenant.id, request.query),
-  )
+  declareRoute(app, {
+    method: 'GET',
+    url: '/users',
+    config: { access: 'read' },
+    tags: TAGS,
+    summary: 'List console users',
+    querystring: ConsoleUserListQuerySchema,
+    response: ConsoleUserPageSchema,
+    handle: (request) => users.list(request.console.tenant.id, request.query),
+  })
 
-  app.post(
-    '/users',
-    {
-      config: { access: 'write' },
-      schema: {
-        tags: TAGS,
-        summary: 'Invite a console user',
-        description:
-          'Answers a one-time password, shown once, to pass on to the user: they must choose their own at the ' +
-          'first sign-in. Only an owner may invite an owner.',
-        body: ConsoleUserInviteSchema,
-        response: { 201: InvitedConsoleUserSchema },
-      },
-    },
-    async (request, reply) => {
+  declareRoute(app, {
+    method: 'POST',
+    url: '/users',
+    config: { access: 'write' },
+    tags: TAGS,
+    summary: 'Invite a console user',
+    description:
+      'Answers a one-time password, shown once, to pass on to the user: they must choose their own at the ' +
+      'first sign-in. Only an owner may invite an owner.',
+    body: ConsoleUserInviteSchema,
+    status: 201,
+    response: InvitedConsoleUserSchema,
+    handle: async (request, reply) => {
       const invited = await users.invite(request.console.tenant.id, request.body, request.console)
       // The one-time password must not stay in any cache.
-      return reply.code(201).header('cache-control', 'no-store').send(invited)
+      reply.header('cache-control', 'no-store')
+      return invited
     },
-  )
+  })
 
-  app.delete(
-    '/users/:userId',
-    {
-      config: { access: 'write' },
-      schema: {
-        tags: TAGS,
-        summary: 'Remove a console user',
-        description:
-          'Their sessions end at once. Only an owner may remove an owner, and never the last one (409 `last_owner`).',
-        params: ConsoleUserParamsSchema,
-        response: { 204: Type.Null() },
-      },
-    },
-    async (request, reply) => {
+  declareRoute(app, {
+    method: 'DELETE',
+    url: '/users/:userId',
+    config: { access: 'write' },
+    tags: TAGS,
+    summary: 'Remove a console user',
+    description:
+      'Their sessions end at once. Only an owner may remove an owner, and never the last one (409 `last_owner`).',
+    params: ConsoleUserParamsSchema,
+    status: 204,
+    response: Type.Null(),
+    handle: async (request) => {
       await users.remove(request.console.tenant.id, request.params.userId, request.console)
-      return reply.code(204).send(null)
+      return null
     },
-  )
+  })
 }

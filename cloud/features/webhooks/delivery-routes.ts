@@ -6,6 +6,7 @@ import {
   WebhookDeliveryDetailSchema,
   WebhookDeliverySchema,
 } from '../../../shared/webhooks.js'
+import { declareRoute } from '../../http/declare-route.js'
 import type { DeliveryService } from './delivery-service.js'
 
 const TAGS = ['Webhook deliveries']
@@ -15,51 +16,39 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox<{ deliveries: Deli
   app,
   { deliveries },
 ) => {
-  app.get(
-    '/webhook-deliveries',
-    {
-      config: { access: 'read' },
-      schema: {
-        tags: TAGS,
-        summary: 'List deliveries, newest first',
-        querystring: DeliveryListQuerySchema,
-        response: { 200: DeliveryPageSchema },
-      },
-    },
-    async (request) => deliveries.list(request.console.tenant.id, request.query),
-  )
+  declareRoute(app, {
+    method: 'GET',
+    url: '/webhook-deliveries',
+    config: { access: 'read' },
+    tags: TAGS,
+    summary: 'List deliveries, newest first',
+    querystring: DeliveryListQuerySchema,
+    response: DeliveryPageSchema,
+    handle: (request) => deliveries.list(request.console.tenant.id, request.query),
+  })
 
-  app.get(
-    '/webhook-deliveries/:deliveryId',
-    {
-      config: { access: 'read' },
-      schema: {
-        tags: TAGS,
-        summary: 'Get a delivery, its body and every attempt',
-        params: DeliveryParamsSchema,
-        response: { 200: WebhookDeliveryDetailSchema },
-      },
-    },
-    async (request) => deliveries.show(request.console.tenant.id, request.params.deliveryId),
-  )
+  declareRoute(app, {
+    method: 'GET',
+    url: '/webhook-deliveries/:deliveryId',
+    config: { access: 'read' },
+    tags: TAGS,
+    summary: 'Get a delivery, its body and every attempt',
+    params: DeliveryParamsSchema,
+    response: WebhookDeliveryDetailSchema,
+    handle: (request) => deliveries.show(request.console.tenant.id, request.params.deliveryId),
+  })
 
-  app.post(
-    '/webhook-deliveries/:deliveryId/retry',
-    {
-      config: { access: 'write' },
-      schema: {
-        tags: TAGS,
-        summary: 'Retry a failed or exhausted delivery now',
-        description: 'The attempt is logged as manual, and the retry in the audit log with who asked.',
-        params: DeliveryParamsSchema,
-        response: { 202: WebhookDeliverySchema },
-      },
-    },
-    async (request, reply) =>
-      reply
-        .code(202)
-        .send(
-          await deliveries.retry(request.console.tenant.id, request.params.deliveryId, request.console.actor),
-        ),
-  )
+  declareRoute(app, {
+    method: 'POST',
+    url: '/webhook-deliveries/:deliveryId/retry',
+    config: { access: 'write' },
+    tags: TAGS,
+    summary: 'Retry a failed or exhausted delivery now',
+    description: 'The attempt is logged as manual, and the retry in the audit log with who asked.',
+    params: DeliveryParamsSchema,
+    status: 202,
+    response: WebhookDeliverySchema,
+    handle: (request) =>
+      deliveries.retry(request.console.tenant.id, request.params.deliveryId, request.console.actor),
+  })
 }
