@@ -38,9 +38,18 @@ export function problemType(code: string): string {
   return `urn:hajri:problem:${code}`
 }
 
+interface ProblemEntry {
+  status: number
+  title: string
+  /** The code answered, where it is another entry's (a meaning of that code in one context). */
+  code?: string
+}
+
 /**
- * Every problem Hajri returns, by stable code, with its usual status and title. Clients match on
- * `code`; the status may differ by context (an unknown employee is a 404 on GET, a 422 in a punch).
+ * Every problem Hajri returns, by stable code, with its status and title: the one table the cloud's
+ * HTTP layer maps a code to its status by (docs/development/architecture.md#errors). Clients match on
+ * `code`. Where one code means different things in different places, each meaning has its own entry
+ * and answers under the shared code (`code`): an unknown employee is a 404 on GET, a 422 in a punch.
  */
 export const PROBLEM_CATALOG = {
   bad_request: { status: 400, title: 'Bad request' },
@@ -68,6 +77,9 @@ export const PROBLEM_CATALOG = {
   not_found: { status: 404, title: 'Not found' },
   tenant_not_found: { status: 404, title: 'Tenant not found' },
   employee_not_found: { status: 404, title: 'Employee not found' },
+  // A punch naming an unknown employee cannot be processed (RFC 9110 §15.5.21), though nothing the
+  // request addressed is missing; clients have always seen it as `employee_not_found`.
+  punch_employee_not_found: { status: 422, title: 'Employee not found', code: 'employee_not_found' },
   punch_not_found: { status: 404, title: 'Punch not found' },
   api_key_not_found: { status: 404, title: 'API key not found' },
   oauth_app_not_found: { status: 404, title: 'OAuth app not found' },
@@ -105,6 +117,17 @@ export const PROBLEM_CATALOG = {
   login_locked: { status: 429, title: 'Too many failed sign-ins; try again later' },
   internal_error: { status: 500, title: 'Internal error' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
-} as const satisfies Record<string, { status: number; title: string }>
+} as const satisfies Record<string, ProblemEntry>
 
 export type ProblemCode = keyof typeof PROBLEM_CATALOG
+
+/** The HTTP status a problem code is answered with. */
+export function problemStatus(code: ProblemCode): number {
+  return PROBLEM_CATALOG[code].status
+}
+
+/** The code clients see for a problem code: its own, or the one it shares. */
+export function answeredCode(code: ProblemCode): string {
+  const entry: ProblemEntry = PROBLEM_CATALOG[code]
+  return entry.code ?? code
+}

@@ -2,6 +2,8 @@ import type { FastifyError } from 'fastify'
 import { AppError } from '../app-error.js'
 import { isTransactionConflict } from '../db/transaction-conflict.js'
 import { fieldLocation, toFieldErrors } from '../validation.js'
+import { ChallengeError } from './challenge-error.js'
+import { type HttpProblem, httpProblem } from './http-problem.js'
 
 // Fastify's own client errors, by code, and the problem each becomes.
 const FASTIFY_ERRORS: Record<string, (err: FastifyError) => AppError> = {
@@ -15,15 +17,27 @@ const FASTIFY_ERRORS: Record<string, (err: FastifyError) => AppError> = {
     new AppError('bad_request', 'Content-Length does not match the body.'),
 }
 
-/** Maps any error to the AppError it is for a client, or undefined for a server fault. */
-export function classify(err: FastifyError): AppError | undefined {
-  if (err instanceof AppError) return err
+/** Maps any error to the problem it is for a client, or undefined for a server fault. */
+export function classify(err: FastifyError): HttpProblem | undefined {
+  if (err instanceof ChallengeError) return httpProblem(err.error, { challenge: err.challenge })
+  if (err instanceof AppError) return httpProblem(err)
+  const error = clientError(err)
+  if (error) return httpProblem(error)
+  if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
+    // Another client error from Fastify or a plugin: say what it was, never more, under its own status.
+    return httpProblem(new AppError('bad_request', err.message), { status: err.statusCode })
+  }
+  return undefined
+}
+
+/** The client errors that have a code of their own, from Fastify and the database. */
+function clientError(err: FastifyError): AppError | undefined {
   // A transaction that lost a deadlock or serialization race more often than the transaction runner
   // retries: nothing was stored, and the same request is likely to pass a moment later. 503 with
   // Retry-After (RFC 9110 §15.6.4, §10.2.3), not a 500: the request was fine.
   if (isTransactionConflict(err)) {
     return new AppError('service_unavailable', 'Concurrent changes collided with this request; try again.', {
-      headers: { 'retry-after': '1' },
+      retryAfterSeconds: 1,
     })
   }
   if (err.validation) {
@@ -37,9 +51,5 @@ export function classify(err: FastifyError): AppError | undefined {
   // JSON.parse's SyntaxError, as raised by Fastify's body parser.
   if (err instanceof SyntaxError && err.statusCode === 400)
     return new AppError('malformed_json', 'The body is not valid JSON.')
-  if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
-    // Another client error from Fastify or a plugin: say what it was, never more.
-    return new AppError('bad_request', err.message, { status: err.statusCode })
-  }
   return undefined
 }

@@ -10,6 +10,11 @@ export interface RateLimitSettings {
   nameSpace: string
 }
 
+/** The settings of one limiter's counters: in Redis when there is one, in memory otherwise. */
+export function rateLimitSettings(nameSpace: string, redis: Redis | undefined): RateLimitSettings {
+  return { nameSpace, ...(redis ? { redis } : {}) }
+}
+
 const LIMIT = 'ratelimit-limit'
 const REMAINING = 'ratelimit-remaining'
 const RESET = 'ratelimit-reset'

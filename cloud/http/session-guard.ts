@@ -1,6 +1,7 @@
 import type { CookieSerializeOptions } from '@fastify/cookie'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../app-error.js'
+import { ChallengeError } from './challenge-error.js'
 
 /**
  * The session cookie (docs/decisions/0045-console-sessions.md). Not `__Host-`: that prefix needs https, and a
@@ -102,15 +103,20 @@ export async function requireSession<Session>(
   { sessions, origin, challenge = COOKIE_CHALLENGE }: SessionGuardOptions<Session>,
 ): Promise<Session> {
   assertSameOrigin(request, origin)
-  const headers = { 'www-authenticate': challenge }
   const secret = request.cookies[SESSION_COOKIE]
   if (secret === undefined || secret === '') {
-    throw new AppError('authentication_required', 'Sign in first: POST /api/console/v1/session.', { headers })
+    throw new ChallengeError(
+      new AppError('authentication_required', 'Sign in first: POST /api/console/v1/session.'),
+      challenge,
+    )
   }
   const session = await sessions.authenticate(secret, request.ip)
   if (!session) {
     reply.clearCookie(SESSION_COOKIE, sessionCookieOptions(request, origin))
-    throw new AppError('session_expired', 'The session has expired or was ended. Sign in again.', { headers })
+    throw new ChallengeError(
+      new AppError('session_expired', 'The session has expired or was ended. Sign in again.'),
+      challenge,
+    )
   }
   if (!SAFE_METHODS.has(request.method)) {
     const token = request.headers[CSRF_HEADER]

@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 import type { Scope } from '../../shared/scopes.js'
 import { AppError } from '../app-error.js'
 import type { AuthContext } from '../auth/auth-context.js'
+import { ChallengeError } from '../http/challenge-error.js'
 import { bearerToken, REALM, unknownCredential } from './bearer-token.js'
 
 declare module 'fastify' {
@@ -45,9 +46,10 @@ const authPlugin: FastifyPluginAsync<{ authenticator: Authenticator }> = async (
     request.auth = auth
     request.log = request.log.child({ tenantId: auth.tenant.id, credentialId: auth.credential.id })
     if (scope === undefined || !auth.credential.scopes.includes(scope)) {
-      throw new AppError('insufficient_scope', `This needs the scope ${scope}.`, {
-        headers: { 'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"` },
-      })
+      throw new ChallengeError(
+        new AppError('insufficient_scope', `This needs the scope ${scope}.`),
+        `${REALM}, error="insufficient_scope", scope="${scope}"`,
+      )
     }
   })
 }

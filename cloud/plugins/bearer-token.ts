@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import { AppError } from '../app-error.js'
+import { ChallengeError } from '../http/challenge-error.js'
 
 // RFC 6750 §3: the challenge names the realm; §3.1 adds error codes.
 export const REALM = 'Bearer realm="hajri"'
@@ -11,22 +12,25 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
 export function bearerToken(request: FastifyRequest, what: string): string {
   const header = request.headers.authorization
   if (header === undefined || header === '') {
-    throw new AppError('authentication_required', `Send Authorization: Bearer <${what}>.`, {
-      headers: { 'www-authenticate': REALM },
-    })
+    throw new ChallengeError(
+      new AppError('authentication_required', `Send Authorization: Bearer <${what}>.`),
+      REALM,
+    )
   }
   const m = BEARER.exec(header)
   if (!m?.[1]) {
-    throw new AppError('invalid_credential', 'The Authorization header must be "Bearer <token>".', {
-      headers: { 'www-authenticate': `${REALM}, error="invalid_request"` },
-    })
+    throw new ChallengeError(
+      new AppError('invalid_credential', 'The Authorization header must be "Bearer <token>".'),
+      `${REALM}, error="invalid_request"`,
+    )
   }
   return m[1]
 }
 
 /** The 401 for a well-formed token that is unknown, expired or revoked. */
-export function unknownCredential(): AppError {
-  return new AppError('invalid_credential', 'The credential is unknown, expired or revoked.', {
-    headers: { 'www-authenticate': `${REALM}, error="invalid_token"` },
-  })
+export function unknownCredential(): ChallengeError {
+  return new ChallengeError(
+    new AppError('invalid_credential', 'The credential is unknown, expired or revoked.'),
+    `${REALM}, error="invalid_token"`,
+  )
 }

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import { AppError } from '../app-error.js'
 import type { ConsoleContext } from '../auth/console-context.js'
+import { ChallengeError } from '../http/challenge-error.js'
 import {
   type ConsoleOrigin,
   requireSession,
@@ -17,7 +18,7 @@ export type ConsoleAccess = 'read' | 'write'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Every administration route (under `/api/console/v1`) declares it. */
+    /** Every console API route (under `/api/console/v1`) declares it. */
     access?: ConsoleAccess
     /**
      * The console's own session routes (/api/console/v1/session...), which take the cookie only:
@@ -44,7 +45,7 @@ export interface ConsoleAuthOptions {
 }
 
 /**
- * Authenticates every route of the administration API, onRequest, and checks that the caller may
+ * Authenticates every route of the console API, onRequest, and checks that the caller may
  * do what the route does. A route that declares no access fails at startup.
  *
  * Two kinds of caller (docs/decisions/0047-admin-tokens-and-sessions.md). Scripts send an admin token; like
@@ -69,10 +70,12 @@ const consoleAuthPlugin: FastifyPluginAsync<ConsoleAuthOptions> = async (
   app.addHook('onRequest', async (request, reply) => {
     let context: ConsoleContext
     if (request.headers.authorization === undefined && request.cookies[SESSION_COOKIE] === undefined) {
-      throw new AppError(
-        'authentication_required',
-        'Sign in to the console (POST /api/console/v1/session), or send Authorization: Bearer <admin token>.',
-        { headers: { 'www-authenticate': REALM } },
+      throw new ChallengeError(
+        new AppError(
+          'authentication_required',
+          'Sign in to the console (POST /api/console/v1/session), or send Authorization: Bearer <admin token>.',
+        ),
+        REALM,
       )
     }
     if (request.headers.authorization !== undefined) {

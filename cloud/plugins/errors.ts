@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 import { PROBLEM_CONTENT_TYPE } from '../../shared/problem.js'
 import { AppError, toProblem } from '../app-error.js'
 import { classify } from '../http/classify.js'
+import { type HttpProblem, httpProblem } from '../http/http-problem.js'
 
 /**
  * Fastify's router answers a malformed URL or an over-long path parameter before any hook runs,
@@ -15,15 +16,20 @@ export function frameworkErrors(err: FastifyError, request: FastifyRequest, repl
     err.code === 'FST_ERR_MAX_PARAM_LENGTH'
       ? new AppError('uri_too_long', 'A path parameter is longer than any id or code.')
       : new AppError('bad_request', 'The URL is not valid (check its percent-encoding).')
-  sendProblem(reply, request, error)
+  sendProblem(reply, request, httpProblem(error))
 }
 
-export function sendProblem(reply: FastifyReply, request: FastifyRequest, error: AppError): FastifyReply {
-  if (error.headers) reply.headers(error.headers)
+/** Answers a problem: the status and headers the HTTP layer mapped it to, and the RFC 9457 body. */
+export function sendProblem(
+  reply: FastifyReply,
+  request: FastifyRequest,
+  problem: HttpProblem,
+): FastifyReply {
+  reply.headers(problem.headers)
   return reply
-    .code(error.status)
+    .code(problem.status)
     .type(PROBLEM_CONTENT_TYPE)
-    .send(JSON.stringify(toProblem(error, request.id)))
+    .send(JSON.stringify(toProblem(problem.error, request.id, problem.status)))
 }
 
 /**
@@ -32,18 +38,20 @@ export function sendProblem(reply: FastifyReply, request: FastifyRequest, error:
  */
 const errorsPlugin: FastifyPluginAsync = async (app) => {
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    const appError = classify(err)
-    if (appError) {
-      if (appError.status >= 500) request.log.error({ err }, 'request failed')
-      return sendProblem(reply, request, appError)
+    const problem = classify(err)
+    if (problem) {
+      if (problem.status >= 500) request.log.error({ err }, 'request failed')
+      return sendProblem(reply, request, problem)
     }
     request.log.error({ err }, 'request failed')
     return sendProblem(
       reply,
       request,
-      new AppError(
-        'internal_error',
-        'Something went wrong on our side. Quote the instance when you contact support.',
+      httpProblem(
+        new AppError(
+          'internal_error',
+          'Something went wrong on our side. Quote the instance when you contact support.',
+        ),
       ),
     )
   })
@@ -52,9 +60,11 @@ const errorsPlugin: FastifyPluginAsync = async (app) => {
     sendProblem(
       reply,
       request,
-      new AppError(
-        'not_found',
-        `There is no ${request.method} ${(request.url.split('?')[0] ?? '').slice(0, 200)}.`,
+      httpProblem(
+        new AppError(
+          'not_found',
+          `There is no ${request.method} ${(request.url.split('?')[0] ?? '').slice(0, 200)}.`,
+        ),
       ),
     ),
   )

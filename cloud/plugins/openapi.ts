@@ -44,7 +44,7 @@ const isSafe = (route: RouteOptions) =>
   (Array.isArray(route.method) ? route.method : [route.method]).every((m) => m === 'GET' || m === 'HEAD')
 
 /**
- * The administration API (/api/console/v1): an admin token, or the console's session cookie (with
+ * The console API (/api/console/v1): an admin token, or the console's session cookie (with
  * the X-CSRF-Token header when the route changes something), and the problems every route may answer.
  */
 function documentConsoleRoute(s: { response?: Record<string, unknown> }, route: RouteOptions) {
@@ -113,8 +113,8 @@ const openapiPlugin: FastifyPluginAsync = async (app) => {
         description:
           'Tenant-scoped employee directory and attendance punch ingestion. Every request carries ' +
           '`Authorization: Bearer <API key or access token>`; the tenant comes from the credential. ' +
-          'Errors are RFC 9457 problems with a stable `code`. The administration API, under ' +
-          "`/api/console/v1`, takes an admin token instead, or the web console's session cookie.",
+          'Errors are RFC 9457 problems with a stable `code`. The console API, under ' +
+          "`/api/console/v1`, takes an admin token instead, or the console's session cookie.",
       },
       components: {
         securitySchemes: {
@@ -127,7 +127,7 @@ const openapiPlugin: FastifyPluginAsync = async (app) => {
             type: 'http',
             scheme: 'bearer',
             description:
-              'The administration API (`/api/console/v1`): an admin token (`hjt_...`) from ' +
+              'The console API (`/api/console/v1`): an admin token (`hjt_...`) from ' +
               '`hajri-cloud admin-token create --tenant ID`.',
           },
           consoleSession: {
@@ -135,7 +135,7 @@ const openapiPlugin: FastifyPluginAsync = async (app) => {
             in: 'cookie',
             name: 'hajri_session',
             description:
-              'The web console: the session cookie set by `POST /api/console/v1/session` (HttpOnly, ' +
+              'The console: the session cookie set by `POST /api/console/v1/session` (HttpOnly, ' +
               "SameSite=Strict). Requests with an `Origin` header must come from this server's own origin.",
           },
           csrfToken: {

@@ -5,7 +5,7 @@ import fastifyStatic from '@fastify/static'
 import type { FastifyPluginAsync, FastifyReply } from 'fastify'
 
 /**
- * The web console's headers. The page's code comes only from this server: no inline
+ * The console's headers. The page's code comes only from this server: no inline
  * script or style, no eval, no framing (clickjacking), no plugins, no `<base>` tricks; it talks only
  * to its own origin's API.
  */
@@ -65,7 +65,7 @@ function isClientRoute(path: string): boolean {
 }
 
 /**
- * Serves the developer console's Vite build at /console: hashed assets with
+ * Serves the console's Vite build at /console: hashed assets with
  * a year's cache, every other path that names no file gets index.html (the app routes in the
  * browser), all with a strict Content-Security-Policy. Without a build the server still starts,
  * and /console says how to build it.

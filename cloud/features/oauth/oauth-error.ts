@@ -1,6 +1,6 @@
 import type { OAuthErrorBody } from '../../../shared/oauth.js'
-import { PROBLEM_CATALOG, type ProblemCode, problemType } from '../../../shared/problem.js'
-import type { AppError } from '../../app-error.js'
+import { answeredCode, PROBLEM_CATALOG, type ProblemCode, problemType } from '../../../shared/problem.js'
+import type { HttpProblem } from '../../http/http-problem.js'
 
 /** RFC 6749 §5.2 error codes, and RFC 7009 §2.2.1's. */
 export type OAuthErrorCode =
@@ -73,9 +73,9 @@ const FROM_PROBLEM: Partial<Record<ProblemCode, 'temporarily_unavailable'>> = {
   service_unavailable: 'temporarily_unavailable',
 }
 
-export function fromAppError(error: AppError): OAuthError {
-  if (error.status >= 500)
-    return new OAuthError('server_error', PROBLEM_CATALOG.internal_error.title, error.status)
+/** The OAuth error a problem is, with the status and headers the HTTP layer mapped it to. */
+export function fromProblem({ error, status, headers }: HttpProblem): OAuthError {
+  if (status >= 500) return new OAuthError('server_error', PROBLEM_CATALOG.internal_error.title, status)
   // The OAuth endpoints take form bodies first (RFC 6749 §4.4.2), unlike the rest of the API.
   const description =
     error.code === 'unsupported_media_type'
@@ -84,8 +84,8 @@ export function fromAppError(error: AppError): OAuthError {
   return new OAuthError(
     FROM_PROBLEM[error.code] ?? 'invalid_request',
     description,
-    error.status,
-    error.headers,
-    error.code,
+    status,
+    headers,
+    answeredCode(error.code),
   )
 }

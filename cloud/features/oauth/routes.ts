@@ -13,7 +13,7 @@ import { classify } from '../../http/classify.js'
 import { type RateLimitSettings, registerRateLimit } from '../../http/rate-limit.js'
 import type { AuthenticatedClient, OAuthAppService } from './app-service.js'
 import { clientCredentials, invalidClient } from './client-authentication.js'
-import { fromAppError, OAuthError, oauthErrorBody } from './oauth-error.js'
+import { fromProblem, OAuthError, oauthErrorBody } from './oauth-error.js'
 import type { TokenService } from './token-service.js'
 
 export interface OAuthRouteOptions {
@@ -80,23 +80,22 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRouteOptions> = async (app, op
   // A second limiter on the same plugin would be skipped (it runs once per request), so failures
   // are counted by hand, and refused the same way the plugin refuses.
   const failures = app.createRateLimit({ max: options.perClientPerMinute, keyGenerator: failureKey })
-  const refuse = (reply: FastifyReply, count: { max: number; ttlInSeconds: number }) => {
-    reply.header('retry-after', count.ttlInSeconds)
-    return new AppError(
+  const refuse = (count: { max: number; ttlInSeconds: number }) =>
+    new AppError(
       'rate_limited',
       `More than ${count.max} failed authentications a minute for this client from this address. Retry in ${count.ttlInSeconds} s.`,
+      { retryAfterSeconds: count.ttlInSeconds },
     )
-  }
-  const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<AuthenticatedClient> => {
+  const authenticate = async (request: FastifyRequest): Promise<AuthenticatedClient> => {
     // An address over its failures for this client id is refused before its secret is looked at:
     // guessing from there stops. Read only: the check itself is not a failure.
     const before = await failures(request, { increment: false })
-    if (!before.isAllowed && before.isExceeded) throw refuse(reply, before)
+    if (!before.isAllowed && before.isExceeded) throw refuse(before)
     const credentials = clientCredentials(request)
     const client = await apps.authenticateClient(credentials.clientId, credentials.clientSecret)
     if (client) return client
     const after = await failures(request)
-    if (!after.isAllowed && after.isExceeded) throw refuse(reply, after)
+    if (!after.isAllowed && after.isExceeded) throw refuse(after)
     throw invalidClient('Unknown client, wrong secret, or a revoked app.')
   }
 
@@ -104,10 +103,10 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRouteOptions> = async (app, op
     let error: OAuthError
     if (err instanceof OAuthError) error = err
     else {
-      const appError = classify(err)
-      if (!appError || appError.status >= 500) request.log.error({ err }, 'OAuth request failed')
-      error = appError
-        ? fromAppError(appError)
+      const problem = classify(err)
+      if (!problem || problem.status >= 500) request.log.error({ err }, 'OAuth request failed')
+      error = problem
+        ? fromProblem(problem)
         : new OAuthError('server_error', 'Something went wrong on our side.', 500)
     }
     return reply
@@ -139,7 +138,7 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRouteOptions> = async (app, op
       checkParameters(request)
       const body = request.body as { grant_type?: string; scope?: string }
       if (body.grant_type === undefined) throw new OAuthError('invalid_request', 'grant_type is required.')
-      const client = await authenticate(request, reply)
+      const client = await authenticate(request)
       if (body.grant_type !== 'client_credentials') {
         throw new OAuthError('unsupported_grant_type', 'Only grant_type=client_credentials is supported.')
       }
@@ -163,7 +162,7 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRouteOptions> = async (app, op
     },
     async (request, reply) => {
       checkParameters(request)
-      const client = await authenticate(request, reply)
+      const client = await authenticate(request)
       const body = request.body as { token?: string }
       if (body.token === undefined) throw new OAuthError('invalid_request', 'token is required.')
       await tokens.revoke(client, body.token, request.ip)
@@ -186,7 +185,7 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRouteOptions> = async (app, op
     },
     async (request, reply) => {
       checkParameters(request)
-      const client = await authenticate(request, reply)
+      const client = await authenticate(request)
       const body = request.body as { token?: string }
       if (body.token === undefined) throw new OAuthError('invalid_request', 'token is required.')
       return reply

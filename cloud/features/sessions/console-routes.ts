@@ -6,7 +6,9 @@ import {
   PasswordChangeInputSchema,
   SignInInputSchema,
 } from '../../../shared/console-auth.js'
+import { problemStatus } from '../../../shared/problem.js'
 import { AppError } from '../../app-error.js'
+import { ChallengeError } from '../../http/challenge-error.js'
 import { type RateLimitSettings, registerRateLimit } from '../../http/rate-limit.js'
 import {
   assertSameOrigin,
@@ -105,7 +107,9 @@ export const consoleSessionRoutes: FastifyPluginAsyncTypebox<ConsoleSessionRoute
       } catch (err) {
         // The reason only: never the password, and not the email either (a typo of a password often lands there).
         if (err instanceof AppError) request.log.info({ code: err.code }, 'console sign-in refused')
-        if (err instanceof AppError && err.status === 401) reply.header('www-authenticate', COOKIE_CHALLENGE)
+        // RFC 9110 §11.6.1: a 401 names how to authenticate.
+        if (err instanceof AppError && problemStatus(err.code) === 401)
+          throw new ChallengeError(err, COOKIE_CHALLENGE)
         throw err
       }
     },

@@ -1,7 +1,7 @@
 import { AppError } from '../../app-error.js'
-import type { Executor } from '../../db/executor.js'
+import type { UnitOfWork } from '../../db/unit-of-work.js'
 import { delayAfter, SIGN_IN_DELAYS } from './sign-in-delays.js'
-import { type SignInCounterRow, SignInThrottleStore } from './store.js'
+import type { SignInCounterRow, SignInThrottleStore } from './store.js'
 
 const SECOND = 1_000_000
 
@@ -9,6 +9,11 @@ const SECOND = 1_000_000
 export interface SignInAttempt {
   email: string
   ip: string | null
+}
+
+/** The stores the throttle uses. */
+export interface SignInThrottleStores {
+  signInThrottle: SignInThrottleStore
 }
 
 interface Keys {
@@ -32,7 +37,7 @@ export function loginLocked(until: number, now: number): AppError {
   return new AppError(
     'login_locked',
     `Too many failed sign-ins for this email from this address, or from this address. Try again in ${wait}.`,
-    { headers: { 'retry-after': String(seconds) } },
+    { retryAfterSeconds: seconds },
   )
 }
 
@@ -44,14 +49,10 @@ export function loginLocked(until: number, now: number): AppError {
  * turns out wrong (`failed`).
  */
 export class SignInThrottle {
-  private readonly store: SignInThrottleStore
-
   constructor(
-    private readonly deps: { db: Executor; now: () => number },
+    private readonly deps: { stores: UnitOfWork<SignInThrottleStores>; now: () => number },
     private readonly rules = SIGN_IN_DELAYS,
-  ) {
-    this.store = new SignInThrottleStore(deps.db)
-  }
+  ) {}
 
   /**
    * Refuses (429 `login_locked`, with Retry-After) an attempt that comes before its wait has passed;
@@ -66,7 +67,8 @@ export class SignInThrottle {
     const waitOf = (row: SignInCounterRow | undefined) =>
       row?.locked_until != null && row.locked_until > now ? row.locked_until : 0
 
-    return this.store.transaction(async (store) => {
+    // One transaction: the counters it charges stay locked until it ends.
+    return this.deps.stores.transaction(async ({ signInThrottle: store }) => {
       if (keys.address !== undefined) {
         const address = live(await store.read(keys.address))
         const until = waitOf(address)
@@ -94,25 +96,40 @@ export class SignInThrottle {
     const { address } = keysOf(attempt)
     if (address === undefined) return
     const now = this.deps.now()
-    await this.store.charge(address, this.rules.address, now, now - this.rules.windowSeconds * SECOND, false)
+    await this.deps.stores.read.signInThrottle.charge(
+      address,
+      this.rules.address,
+      now,
+      now - this.rules.windowSeconds * SECOND,
+      false,
+    )
   }
 
-  /** The password was right: the email's failures are forgotten, from this address and from all. */
-  async succeeded(attempt: SignInAttempt, executor: Executor = this.deps.db): Promise<void> {
+  /**
+   * The password was right: the email's failures are forgotten, from this address and from all.
+   * Through `store`: pass the transaction's, so they are forgotten as the sign-in commits.
+   */
+  async succeeded(
+    attempt: SignInAttempt,
+    store: SignInThrottleStore = this.deps.stores.read.signInThrottle,
+  ): Promise<void> {
     const { pair, account } = keysOf(attempt)
-    await new SignInThrottleStore(executor).deleteKeys([pair, account])
+    await store.deleteKeys([pair, account])
   }
 
   /** An operator's reset (the CLI): the email may sign in again at once, from anywhere. */
-  async forgetEmail(email: string, executor: Executor = this.deps.db): Promise<void> {
+  async forgetEmail(
+    email: string,
+    store: SignInThrottleStore = this.deps.stores.read.signInThrottle,
+  ): Promise<void> {
     const { account } = keysOf({ email, ip: null })
     // Every `pair:<address> <email>` key of this email, whatever the address.
-    await new SignInThrottleStore(executor).deleteKeyAndPairsEndingWith(account, ` ${email}`)
+    await store.deleteKeyAndPairsEndingWith(account, ` ${email}`)
   }
 
   /** Counters whose window and wait have both passed tell nothing any more. */
   async purgeExpired(): Promise<number> {
     const now = this.deps.now()
-    return this.store.deleteExpired(now - this.rules.windowSeconds * SECOND, now)
+    return this.deps.stores.read.signInThrottle.deleteExpired(now - this.rules.windowSeconds * SECOND, now)
   }
 }
