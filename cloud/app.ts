@@ -5,45 +5,31 @@ import Fastify, {
   type FastifyBaseLogger,
   type FastifyHttpOptions,
   type FastifyInstance,
-  type FastifyRequest,
   type FastifyServerOptions,
   LogController,
 } from 'fastify'
 import type { Redis } from 'ioredis'
 import { pooledRandomBytes } from '../shared/random-pool.js'
 import { nowMicros } from '../shared/time.js'
+import { consoleApi } from './apis/console-api.js'
+import { oauthApi } from './apis/oauth-api.js'
+import { publicApi } from './apis/public-api.js'
 import type { CloudConfig } from './config.js'
 import type { DatabaseHandle } from './db/database.js'
-import { apiKeyConsoleRoutes } from './features/api-keys/console-routes.js'
-import { auditConsoleRoutes } from './features/audit/console-routes.js'
-import { dashboardRoutes } from './features/dashboard/routes.js'
-import { employeeConsoleRoutes } from './features/employees/console-routes.js'
-import { employeeRoutes } from './features/employees/routes.js'
+import { pingDatabase } from './db/ping-database.js'
 import { healthRoutes } from './features/health/routes.js'
 import { refuseUnhonouredIdempotencyKeys } from './features/idempotency/unhonoured-key.js'
-import { oauthAppConsoleRoutes } from './features/oauth/console-routes.js'
-import { oauthMetadataRoute } from './features/oauth/metadata-route.js'
-import { oauthRoutes } from './features/oauth/routes.js'
-import { punchRoutes } from './features/punches/routes.js'
-import { consoleSessionRoutes } from './features/sessions/console-routes.js'
-import { consoleUserRoutes } from './features/users/console-routes.js'
-import { webhookDeliveryRoutes } from './features/webhooks/delivery-routes.js'
 import { WebhookDispatcher } from './features/webhooks/dispatcher.js'
-import { webhookEndpointRoutes } from './features/webhooks/endpoint-routes.js'
-import { webhookEventTypeRoute } from './features/webhooks/event-type-route.js'
 import { WebhookSender } from './features/webhooks/webhook-sender.js'
-import { registerRateLimit } from './http/rate-limit.js'
 import { consoleOrigin } from './http/session-guard.js'
 import { loggerOptions } from './logger-options.js'
-import authPlugin from './plugins/auth.js'
 import { refuseUndeclaredBodies } from './plugins/bodyless-routes.js'
-import browserOriginPlugin from './plugins/browser-origin.js'
-import consoleAuthPlugin from './plugins/console-auth.js'
 import dbPlugin from './plugins/db.js'
 import errorsPlugin, { frameworkErrors } from './plugins/errors.js'
 import hostHeaderPlugin from './plugins/host-header.js'
 import jsonBodyPlugin from './plugins/json-body.js'
 import openapiPlugin from './plugins/openapi.js'
+import routeTablePlugin from './plugins/route-table.js'
 import securityHeadersPlugin, { applySecurityHeaders } from './plugins/security-headers.js'
 import staticConsolePlugin from './plugins/static-console.js'
 import { createServices, type Services } from './services.js'
@@ -56,25 +42,10 @@ import { type ServerTimeouts, serverTimeoutOptions, serverTimeouts } from './set
 import { DEFAULT_WEBHOOK_SETTINGS } from './settings/webhook-settings.js'
 import { validatorCompiler } from './validation.js'
 
-export interface RouteRecord {
-  method: string
-  url: string
-  /** A public API route's scope. */
-  scope: string | undefined
-  /** An administration route's access. */
-  access: string | undefined
-  /** A route under /api/public/v1 that needs no credential (the webhook event catalog). */
-  anonymous: boolean
-}
+export type { RouteRecord } from './plugins/route-table.js'
 
 declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Declares a route under /api/public/v1 open without a credential: a deliberate, tested exception. */
-    anonymous?: true
-  }
   interface FastifyInstance {
-    /** Every route the app serves, for tests that must cover them all (tenant isolation, fuzzing). */
-    routeTable: RouteRecord[]
     /** The services the routes use, for the CLI-less administration a test needs. */
     services: Services
   }
@@ -139,7 +110,8 @@ export function trustProxyOption(value: CloudConfig['trustProxy']): FastifyServe
 }
 
 /**
- * Builds the cloud app: plugins, then one route plugin per feature
+ * Builds the cloud app: the cross-cutting plugins, then the health routes, the public, console and OAuth
+ * APIs (apis/, each with its own authentication and limits) and the console's files, in that order
  * (docs/development/architecture.md#cloud-layers).
  */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -177,20 +149,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify(serverOptions).withTypeProvider<TypeBoxTypeProvider>()
 
   app.setValidatorCompiler(validatorCompiler)
-  const routeTable: RouteRecord[] = []
-  app.decorate('routeTable', routeTable)
-  app.addHook('onRoute', (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method]
-    for (const method of methods) {
-      routeTable.push({
-        method,
-        url: route.url,
-        scope: route.config?.scope,
-        access: route.config?.access,
-        anonymous: route.config?.anonymous === true,
-      })
-    }
-  })
+  await app.register(routeTablePlugin)
   // A route that declares no body takes none (OWASP API3:2023): see bodyless-routes.ts.
   app.addHook('onRoute', refuseUndeclaredBodies)
   // Idempotency-Key is refused, never ignored, where a route does not honour it: see unhonoured-key.ts.
@@ -217,85 +176,24 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     idempotencyMaxBytesPerCredential: config.idempotencyMaxBytesPerCredential,
   })
   app.decorate('services', services)
-  const issuer = (request: FastifyRequest) =>
-    config.publicUrl ?? `${request.protocol}://${request.host}`.replace(/\/$/, '')
-  const rateLimitStore = (nameSpace: string) => ({
-    nameSpace,
-    ...(options.redis ? { redis: options.redis } : {}),
-  })
 
-  await app.register(healthRoutes, { database })
-  await app.register(oauthMetadataRoute, { issuer, fixedIssuer: config.publicUrl !== undefined })
-  await app.register(
-    async (api) => {
-      await api.register(browserOriginPlugin)
-      await api.register(authPlugin, { authenticator: services.authenticator })
-      // Right after authentication, before the body is read: a client over its limit costs nothing
-      // more. Registered onRequest rather than preHandler: the same order, and the parsing saved
-      // (docs/decisions/0038-rate-limit-in-onrequest.md).
-      await registerRateLimit(api, rateLimitStore('hajri-rl-api:'), {
-        hook: 'onRequest',
-        keyGenerator: (request) => request.auth.credential.rateLimitKey,
-        max: (request) => request.auth.credential.rateLimitPerMinute,
-      })
-      await api.register(employeeRoutes, { service: services.employees })
-      await api.register(punchRoutes, { service: services.punches })
-    },
-    { prefix: '/api/public/v1' },
-  )
-  // The event catalog is the same for everyone and secret to no one: no credential
-  // (docs/decisions/0051-public-event-catalog.md).
-  await app.register(webhookEventTypeRoute, { prefix: '/api/public/v1' })
-  // The console's sign-in: its own scope, before the administration API's, since signing in needs
-  // no credential. The routes share the /api/console/v1 prefix.
-  await app.register(consoleSessionRoutes, {
-    prefix: '/api/console/v1',
-    sessions: services.consoleSessions,
+  await app.register(healthRoutes, { pingDatabase: () => pingDatabase(database.db) })
+  await app.register(publicApi, { services, redis: options.redis })
+  await app.register(consoleApi, {
+    services,
     origin,
-    rateLimit: rateLimitStore('hajri-rl-sign-in:'),
-    ...(options.signInsPerIpPerMinute ? { signInsPerIpPerMinute: options.signInsPerIpPerMinute } : {}),
+    redis: options.redis,
+    ratePerMinute: config.consoleRateLimit ?? DEFAULT_CONSOLE_RATE_LIMIT,
+    signInsPerIpPerMinute: options.signInsPerIpPerMinute,
   })
-  await app.register(
-    async (admin) => {
-      await admin.register(consoleAuthPlugin, {
-        authenticator: services.adminTokens,
-        sessions: services.consoleSessions,
-        origin,
-      })
-      await registerRateLimit(admin, rateLimitStore('hajri-rl-console:'), {
-        hook: 'onRequest',
-        keyGenerator: (request) => request.console.rateLimitKey,
-        max: config.consoleRateLimit ?? DEFAULT_CONSOLE_RATE_LIMIT,
-      })
-      await admin.register(webhookEndpointRoutes, {
-        endpoints: services.webhookEndpoints,
-        deliveries: services.webhookDeliveries,
-      })
-      await admin.register(webhookDeliveryRoutes, { deliveries: services.webhookDeliveries })
-      await admin.register(apiKeyConsoleRoutes, { apiKeys: services.apiKeys })
-      await admin.register(oauthAppConsoleRoutes, { apps: services.oauthApps })
-      await admin.register(employeeConsoleRoutes, { employees: services.employees })
-      await admin.register(auditConsoleRoutes, { audit: services.audit })
-      await admin.register(dashboardRoutes, { dashboard: services.dashboard })
-      await admin.register(consoleUserRoutes, { users: services.consoleUsers })
-    },
-    { prefix: '/api/console/v1' },
-  )
-  await app.register(
-    async (oauth) => {
-      await oauth.register(browserOriginPlugin)
-      await oauth.register(oauthRoutes, {
-        apps: services.oauthApps,
-        tokens: services.tokens,
-        issuer,
-        rateLimit: rateLimitStore('hajri-rl-oauth:'),
-        perIpPerMinute: config.oauthRateLimitPerIp ?? DEFAULT_OAUTH_RATE_LIMIT_PER_IP,
-        perClientPerMinute: config.oauthRateLimitPerClient ?? DEFAULT_OAUTH_RATE_LIMIT_PER_CLIENT,
-      })
-    },
-    { prefix: '/api/oauth' },
-  )
-  // The web console's files: a single-page app on the administration API above.
+  await app.register(oauthApi, {
+    services,
+    publicUrl: config.publicUrl,
+    redis: options.redis,
+    perIpPerMinute: config.oauthRateLimitPerIp ?? DEFAULT_OAUTH_RATE_LIMIT_PER_IP,
+    perClientPerMinute: config.oauthRateLimitPerClient ?? DEFAULT_OAUTH_RATE_LIMIT_PER_CLIENT,
+  })
+  // The console's files: a single-page app on the console API above.
   await app.register(staticConsolePlugin)
 
   // Expired idempotency keys, long-expired tokens, ended console sessions and old sign-in failures
@@ -316,7 +214,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   if (options.dispatchWebhooks) {
     const dispatcher = new WebhookDispatcher({
-      db: database.db,
+      stores: services.stores,
       dialect: database.dialect,
       secretBox: database.secretBox,
       outbox: services.outbox,

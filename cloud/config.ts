@@ -49,7 +49,7 @@ export interface CloudConfig {
   /** Requests a minute to the OAuth endpoints from one address, and for one client id (against guessing). */
   oauthRateLimitPerIp: number
   oauthRateLimitPerClient: number
-  /** Requests a minute one admin token may make to the administration API. */
+  /** Requests a minute one admin token may make to the console API. */
   consoleRateLimit: number
   /** Bytes of stored Idempotency-Key responses one credential may keep within their 24 hours. */
   idempotencyMaxBytesPerCredential: number

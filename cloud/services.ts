@@ -1,5 +1,6 @@
 import { nowMicros } from '../shared/time.js'
 import type { DatabaseHandle } from './db/database.js'
+import { unitOfWork } from './db/unit-of-work.js'
 import { AdminTokenService } from './features/admin-tokens/service.js'
 import { ApiKeyService } from './features/api-keys/service.js'
 import { AuditService } from './features/audit/service.js'
@@ -19,6 +20,7 @@ import { EndpointService } from './features/webhooks/endpoint-service.js'
 import { WebhookOutbox } from './features/webhooks/outbox.js'
 import { WebhookUrlPolicy } from './features/webhooks/url-policy.js'
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './settings/webhook-settings.js'
+import { Stores } from './stores.js'
 
 export type Services = ReturnType<typeof createServices>
 
@@ -43,34 +45,35 @@ export function createServices(
     idempotencyMaxBytesPerCredential,
   }: ServiceOptions = typeof options === 'function' ? { now: options } : options
   const db = database.db
-  const audit = new AuditService({ db, now })
+  // The one place transactions are opened: every service gets its stores through this.
+  const stores = unitOfWork(db, database.transact, (executor) => new Stores(executor))
+  const audit = new AuditService({ stores, now })
   const outbox = new WebhookOutbox(now)
   const idempotency = new IdempotencyService({
-    db,
+    stores,
     now,
     maxBytesPerCredential: idempotencyMaxBytesPerCredential,
   })
-  const apiKeys = new ApiKeyService({ db, audit, outbox, now })
-  const tokens = new TokenService({ db, audit, now })
+  const apiKeys = new ApiKeyService({ stores, audit, outbox, now })
+  const tokens = new TokenService({ stores, audit, now })
   const urlPolicy = new WebhookUrlPolicy(webhooks.allowlist)
   return {
     audit,
-    adminTokens: new AdminTokenService({ db, audit, now }),
-    consoleSessions: new ConsoleSessionService({ db, audit, now }),
-    consoleUsers: new ConsoleUserService({ db, audit, now }),
+    adminTokens: new AdminTokenService({ stores, audit, now }),
+    consoleSessions: new ConsoleSessionService({ stores, audit, now }),
+    consoleUsers: new ConsoleUserService({ stores, audit, now }),
     outbox,
     idempotency,
     apiKeys,
     tokens,
     urlPolicy,
-    oauthApps: new OAuthAppService({ db, audit, outbox, now }),
+    oauthApps: new OAuthAppService({ stores, audit, outbox, now }),
     authenticator: new BearerAuthenticator({ apiKeys, tokens }),
-    tenants: new TenantService({ db, owners: new ConsoleOwnerAccounts() }),
-    employees: new EmployeeService({ db, outbox, now }),
-    punches: new PunchService({ db, transact: database.transact, outbox, idempotency, now }),
+    tenants: new TenantService({ stores, owners: new ConsoleOwnerAccounts() }),
+    employees: new EmployeeService({ stores, outbox, now }),
+    punches: new PunchService({ stores, outbox, idempotency, now }),
     webhookEndpoints: new EndpointService({
-      db,
-      transact: database.transact,
+      stores,
       dialect: database.dialect,
       audit,
       outbox,
@@ -79,7 +82,9 @@ export function createServices(
       maxEndpointsPerTenant: webhooks.maxEndpointsPerTenant,
       now,
     }),
-    webhookDeliveries: new DeliveryService({ db, audit, outbox, now }),
-    dashboard: new DashboardService({ db, now }),
+    webhookDeliveries: new DeliveryService({ stores, audit, outbox, now }),
+    /** The same stores, for the webhook dispatcher (app.ts), which runs beside the services. */
+    stores,
+    dashboard: new DashboardService({ stores, now }),
   }
 }

@@ -110,7 +110,7 @@ export function toFieldErrors(
   return out
 }
 
-export type CheckResult<T> = { ok: true; value: T } | { ok: false; errors: FieldError[] }
+type CheckResult<T> = { ok: true; value: T } | { ok: false; errors: FieldError[] }
 
 /** A validator for one schema, for input that does not come through a route (batch items, CSV rows). */
 export function compileCheck<T>(schema: TSchema): (value: unknown, prefix?: string) => CheckResult<T> {

@@ -3,7 +3,7 @@ import type { Actor } from './actor.js'
 import type { TenantContext } from './tenant-context.js'
 
 /**
- * Who is calling the administration API (/api/console/v1): set on the request by the console-auth
+ * Who is calling the console API (/api/console/v1): set on the request by the console-auth
  * plugin. Either an admin token from the CLI, for scripts, or a console user signed in with
  * a session cookie; both fill the same shape, so routes and services need not know which
  * (docs/decisions/0047-admin-tokens-and-sessions.md).

@@ -1,20 +1,18 @@
-import type { Kysely } from 'kysely'
 import type { Scope } from '../../shared/scopes.js'
 import { AppError } from '../app-error.js'
 import type { Actor } from '../auth/actor.js'
-import type { Database } from '../db/schema.js'
-import { TenantStore } from '../features/tenants/store.js'
+import type { Executor } from '../db/executor.js'
 import { verifyPassword } from '../features/users/password.js'
-import { ConsoleUserStore } from '../features/users/store.js'
 import type { Services } from '../services.js'
+import { Stores } from '../stores.js'
 import type { DemoCredentials } from './demo-credentials.js'
 import { DEMO_EMPLOYEES } from './demo-employees.js'
 
 export const DEMO_TENANT_NAME = 'Demo Factory'
-export const DEMO_TIME_ZONE = 'Asia/Kolkata'
+const DEMO_TIME_ZONE = 'Asia/Kolkata'
 export const DEMO_OWNER_EMAIL = 'demo@hajri.local'
 export const DEMO_AGENT_APP_NAME = 'Demo site agent'
-export const DEMO_API_KEY_NAME = 'Demo HR backend'
+const DEMO_API_KEY_NAME = 'Demo HR backend'
 const AGENT_SCOPES: Scope[] = ['attendance:write']
 const API_KEY_SCOPES: Scope[] = ['employees:read', 'attendance:read', 'attendance:write']
 /** A year: long enough that a demo left on a laptop keeps working; an expired key is replaced at start. */
@@ -35,13 +33,13 @@ export interface DemoSeed {
   owner: OwnerPassword
 }
 
-export interface DemoSeedDeps {
+interface DemoSeedDeps {
   services: Pick<Services, 'tenants' | 'employees' | 'oauthApps' | 'apiKeys' | 'consoleUsers'>
   /**
    * Read only, for what no service answers: does a tenant exist, whose is an email, and does the
    * one-time password we kept still match the owner's.
    */
-  db: Kysely<Database>
+  db: Executor
   actor: Actor
   /** Keeps the credentials (demo-credentials.json); called after every step that changed them. */
   save: (credentials: DemoCredentials) => Promise<void>
@@ -62,7 +60,8 @@ export interface DemoSeedDeps {
  */
 export async function seedDemo(previous: DemoCredentials | undefined, deps: DemoSeedDeps): Promise<DemoSeed> {
   const done: string[] = []
-  let credentials = await ensureTenant(previous, deps, done)
+  const stores = new Stores(deps.db)
+  let credentials = await ensureTenant(previous, deps, stores, done)
   const tenantId = credentials.tenant.id
 
   const existing = await deps.services.employees.list(tenantId, { limit: 1 })
@@ -84,21 +83,22 @@ export async function seedDemo(previous: DemoCredentials | undefined, deps: Demo
   return {
     credentials: { ...credentials, agent, apiKey },
     done,
-    owner: await ownerPassword(credentials, deps),
+    owner: await ownerPassword(credentials, stores),
   }
 }
 
 async function ensureTenant(
   previous: DemoCredentials | undefined,
   deps: DemoSeedDeps,
+  stores: Stores,
   done: string[],
 ): Promise<DemoCredentials> {
-  if (previous && (await new TenantStore(deps.db).get(previous.tenant.id))) return previous
+  if (previous && (await stores.tenants.get(previous.tenant.id))) return previous
   let credentials: DemoCredentials
   try {
     // Emails are unique within a tenant only, so creating would not refuse a second demo tenant:
     // the owner's email, if a user has it, names the tenant an earlier run made.
-    if (await new ConsoleUserStore(deps.db).findByEmailForSignIn(DEMO_OWNER_EMAIL))
+    if (await stores.consoleUsers.findByEmailForSignIn(DEMO_OWNER_EMAIL))
       throw new AppError('console_user_exists', `${DEMO_OWNER_EMAIL} is a console user already.`)
     const created = await deps.services.tenants.create({
       name: DEMO_TENANT_NAME,
@@ -112,7 +112,7 @@ async function ensureTenant(
     done.push(`tenant ${created.tenantId} created`)
   } catch (err) {
     if (!(err instanceof AppError && err.code === 'console_user_exists')) throw err
-    const owner = await new ConsoleUserStore(deps.db).findByEmailForSignIn(DEMO_OWNER_EMAIL)
+    const owner = await stores.consoleUsers.findByEmailForSignIn(DEMO_OWNER_EMAIL)
     if (!owner) throw err
     const reset = await deps.services.consoleUsers.resetPassword(
       owner.tenant_id,
@@ -188,8 +188,8 @@ async function ensureApiKey(
  * one-time password in the file is shown only while it still opens the console: after
  * `hajri-cloud user reset-password` the owner has another one, which that command printed.
  */
-async function ownerPassword(credentials: DemoCredentials, deps: DemoSeedDeps): Promise<OwnerPassword> {
-  const owner = await new ConsoleUserStore(deps.db).getByEmail(credentials.tenant.id, credentials.owner.email)
+async function ownerPassword(credentials: DemoCredentials, stores: Stores): Promise<OwnerPassword> {
+  const owner = await stores.consoleUsers.getByEmail(credentials.tenant.id, credentials.owner.email)
   if (!owner) return { kind: 'unknown' }
   if (owner.must_change_password === 0) return { kind: 'chosen' }
   const password = credentials.owner.oneTimePassword

@@ -39,6 +39,11 @@ const WRONG: readonly Case[] = [
   { at: 'cloud/settings/a.ts', imports: '../db/database.js' },
   { at: 'cloud/config.ts', imports: './features/webhooks/dispatcher.js' },
   { at: 'cloud/console/src/a.ts', imports: '../../app-error.js' },
+  { at: 'cloud/features/punches/service.ts', imports: 'kysely' },
+  { at: 'cloud/features/webhooks/dispatcher.ts', imports: '../../db/executor.js' },
+  { at: 'cloud/features/employees/service.ts', imports: '../../db/database.js' },
+  { at: 'cloud/features/tenants/service.ts', imports: '../../stores.js' },
+  { at: 'cloud/plugins/c.ts', imports: '../apis/public-api.js' },
 ]
 
 /** Imports that go down a layer, or to a leaf: allowed. */
@@ -50,6 +55,10 @@ const RIGHT: readonly Case[] = [
   { at: 'cloud/features/punches/b.ts', imports: './store.js' },
   { at: 'cloud/plugins/b.ts', imports: '../http/rate-limit.js' },
   { at: 'cloud/console/src/b.ts', imports: '../../../shared/punch.js' },
+  { at: 'cloud/features/employees/store.ts', imports: 'kysely' },
+  { at: 'cloud/features/webhooks/delivery-store.ts', imports: '../../db/executor.js' },
+  { at: 'cloud/features/punches/ingest.ts', imports: '../../db/unit-of-work.js' },
+  { at: 'cloud/apis/b.ts', imports: '../features/punches/routes.js' },
 ]
 
 /** Each module's path, and the messages Biome printed for it. */

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 
 // Webhook endpoints with rotating signing secrets, the event outbox, deliveries and their
-// attempts; and admin tokens for the administration API until the console's sign-in exists.
+// attempts; and admin tokens for the console API until the console's sign-in exists.
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema

@@ -1,6 +1,6 @@
 import { type Kysely, PostgresAdapter, sql } from 'kysely'
 
-// Indexes for the administration API's employee search (docs/decisions/0048-employee-prefix-search.md) and
+// Indexes for the console API's employee search (docs/decisions/0048-employee-prefix-search.md) and
 // dashboard.
 //
 // Search is by the start of an employee's code, name or email, ignoring the case of A–Z: the store

@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely'
 import { newId } from '../../../shared/ids.js'
 import { formatServerTime } from '../../../shared/time.js'
 import { AppError } from '../../app-error.js'
@@ -11,12 +10,14 @@ import {
   isWellFormedSecret,
   type SecretKind,
 } from '../../auth/secret-format.js'
-import type { Database } from '../../db/schema.js'
+import type { UnitOfWork } from '../../db/unit-of-work.js'
 import type { AuditService } from '../audit/service.js'
-import { TenantStore } from '../tenants/store.js'
-import { type AdminTokenRow, AdminTokenStore } from './store.js'
+import type { AuditStore } from '../audit/store.js'
+import { tenantOfCredential } from '../bearer-auth/credential-auth-context.js'
+import type { TenantStore } from '../tenants/store.js'
+import type { AdminTokenRow, AdminTokenStore } from './store.js'
 
-/** `hjt_`: admin tokens for the administration API. ≈ 238 bits. */
+/** `hjt_`: admin tokens for the console API. ≈ 238 bits. */
 export const ADMIN_TOKEN: SecretKind = { prefix: 'hjt_', randomLength: 40 }
 
 /** An admin token is a tenant's master key to its integrations: short-lived by default. */
@@ -43,14 +44,23 @@ function toSummary(row: AdminTokenRow, now: number): AdminTokenSummary {
   }
 }
 
+/** The stores admin tokens use. */
+export interface AdminTokenStores {
+  tenants: Pick<TenantStore, 'get'>
+  adminTokens: AdminTokenStore
+  audit: AuditStore
+}
+
 /**
- * Admin tokens (docs/decisions/0047-admin-tokens-and-sessions.md): scripts reach the administration API with
+ * Admin tokens (docs/decisions/0047-admin-tokens-and-sessions.md): scripts reach the console API with
  * a bearer token that a tenant's operator issues with the CLI (people sign in to the console instead). Like
  * every secret, it is shown once and only its SHA-256 is kept; it has an expiry and can be revoked; both acts
  * are audited.
  */
 export class AdminTokenService {
-  constructor(private readonly deps: { db: Kysely<Database>; audit: AuditService; now: () => number }) {}
+  constructor(
+    private readonly deps: { stores: UnitOfWork<AdminTokenStores>; audit: AuditService; now: () => number },
+  ) {}
 
   async create(
     tenantId: string,
@@ -74,11 +84,10 @@ export class AdminTokenService {
       expires_at: now + ttl * 1_000_000,
       revoked_at: null,
     }
-    await this.deps.db.transaction().execute(async (trx) => {
-      if (!(await new TenantStore(trx).get(tenantId)))
-        throw new AppError('tenant_not_found', `No tenant ${tenantId}.`)
-      await new AdminTokenStore(trx).insert(tenantId, row)
-      await this.deps.audit.record(trx, tenantId, actor, {
+    await this.deps.stores.transaction(async (s) => {
+      if (!(await s.tenants.get(tenantId))) throw new AppError('tenant_not_found', `No tenant ${tenantId}.`)
+      await s.adminTokens.insert(tenantId, row)
+      await this.deps.audit.record(s.audit, tenantId, actor, {
         action: 'admin_token.created',
         target: { type: 'admin_token', id: row.id },
         details: {
@@ -93,17 +102,16 @@ export class AdminTokenService {
 
   async list(tenantId: string): Promise<AdminTokenSummary[]> {
     const now = this.deps.now()
-    return (await new AdminTokenStore(this.deps.db).list(tenantId)).map((row) => toSummary(row, now))
+    return (await this.deps.stores.read.adminTokens.list(tenantId)).map((row) => toSummary(row, now))
   }
 
   async revoke(tenantId: string, id: string, actor: Actor): Promise<AdminTokenSummary> {
     const now = this.deps.now()
-    return this.deps.db.transaction().execute(async (trx) => {
-      const store = new AdminTokenStore(trx)
-      const row = await store.get(tenantId, id)
+    return this.deps.stores.transaction(async (s) => {
+      const row = await s.adminTokens.get(tenantId, id)
       if (!row) throw new AppError('not_found', `No admin token ${id}.`)
-      if (await store.revoke(tenantId, id, now)) {
-        await this.deps.audit.record(trx, tenantId, actor, {
+      if (await s.adminTokens.revoke(tenantId, id, now)) {
+        await this.deps.audit.record(s.audit, tenantId, actor, {
           action: 'admin_token.revoked',
           target: { type: 'admin_token', id },
           details: { name: row.name },
@@ -116,10 +124,10 @@ export class AdminTokenService {
   /** The caller behind a presented token, or undefined. Not cached: a revoked token fails at once. */
   async authenticate(token: string, ip: string | null): Promise<ConsoleContext | undefined> {
     if (!isWellFormedSecret(ADMIN_TOKEN, token)) return undefined
-    const row = await new AdminTokenStore(this.deps.db).findByHashForAuthentication(hashSecret(token))
+    const row = await this.deps.stores.read.adminTokens.findByHashForAuthentication(hashSecret(token))
     if (!row || row.revoked_at !== null || row.expires_at <= this.deps.now()) return undefined
     return {
-      tenant: { id: row.tenant_id, timeZone: row.time_zone, backfillDays: row.backfill_days },
+      tenant: tenantOfCredential(row),
       // An admin token can do what a tenant admin can, including inviting and removing console
       // users other than owners: everything the console does is scriptable.
       role: 'admin',

@@ -1,8 +1,6 @@
-import type { Kysely, Transaction } from 'kysely'
 import { CredentialTable, prepareFindByHash, type WithTenant } from '../../db/credential-table.js'
-import type { AdminTokensTable, Database } from '../../db/schema.js'
-
-type Executor = Kysely<Database> | Transaction<Database>
+import type { Executor } from '../../db/executor.js'
+import type { AdminTokensTable } from '../../db/schema.js'
 
 export type AdminTokenRow = AdminTokensTable
 

@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely'
 import type { ApiKeySummary } from '../../../shared/credentials.js'
 import { newId } from '../../../shared/ids.js'
 import type { Scope } from '../../../shared/scopes.js'
@@ -6,18 +5,17 @@ import { formatServerTime } from '../../../shared/time.js'
 import { AppError } from '../../app-error.js'
 import type { Actor } from '../../auth/actor.js'
 import type { AuthContext } from '../../auth/auth-context.js'
-import type { ApiKeysTable, Database } from '../../db/schema.js'
-import type { AuditService } from '../audit/service.js'
+import type { ApiKeysTable } from '../../db/schema.js'
+import { credentialAuthContext } from '../bearer-auth/credential-auth-context.js'
+import type { CredentialServiceDeps } from '../bearer-auth/credential-service-deps.js'
 import { checkCredentialSettings, parseScopes } from '../bearer-auth/credential-settings.js'
-import { TenantStore } from '../tenants/store.js'
-import type { WebhookOutbox } from '../webhooks/outbox.js'
 import { apiKeyDisplayPrefix, generateApiKey, hashApiKey, isWellFormedApiKey } from './api-key-format.js'
-import { ApiKeyStore } from './store.js'
+import type { ApiKeyStore } from './store.js'
 
 export const DEFAULT_API_KEY_TTL_SECONDS = 90 * 86_400
 export const MAX_API_KEY_TTL_SECONDS = 2 * 365 * 86_400
 /** lastUsedAt is kept to the minute: a write per request would cost more than it tells. */
-const LAST_USED_RESOLUTION = 60 * 1_000_000
+const LAST_USED_RESOLUTION_MICROS = 60 * 1_000_000
 
 export interface CreateApiKeyInput {
   name?: string
@@ -56,14 +54,7 @@ function toSummary(row: ApiKeysTable, now: number): ApiKeySummary {
  * on every request.
  */
 export class ApiKeyService {
-  constructor(
-    private readonly deps: {
-      db: Kysely<Database>
-      audit: AuditService
-      outbox: WebhookOutbox
-      now: () => number
-    },
-  ) {}
+  constructor(private readonly deps: CredentialServiceDeps<{ apiKeys: ApiKeyStore }>) {}
 
   async create(tenantId: string, input: CreateApiKeyInput, actor: Actor): Promise<CreatedApiKey> {
     const ttl = input.expiresInSeconds ?? DEFAULT_API_KEY_TTL_SECONDS
@@ -75,70 +66,68 @@ export class ApiKeyService {
     )
     const key = generateApiKey()
     const now = this.deps.now()
-    const expiresAt = now + ttl * 1_000_000
+    const expiresAtMicros = now + ttl * 1_000_000
     const id = newId('apiKey')
-    await this.deps.db.transaction().execute(async (trx) => {
-      if (!(await new TenantStore(trx).get(tenantId)))
-        throw new AppError('tenant_not_found', `No tenant ${tenantId}.`)
-      await new ApiKeyStore(trx).insert(tenantId, {
+    await this.deps.stores.transaction(async (s) => {
+      if (!(await s.tenants.get(tenantId))) throw new AppError('tenant_not_found', `No tenant ${tenantId}.`)
+      await s.apiKeys.insert(tenantId, {
         id,
         name: settings.name,
         key_hash: hashApiKey(key),
         key_prefix: apiKeyDisplayPrefix(key),
         scopes: settings.scopes.join(' '),
         rate_limit_per_minute: settings.rateLimitPerMinute,
-        expires_at: expiresAt,
+        expires_at: expiresAtMicros,
         created_at: now,
         revoked_at: null,
         last_used_at: null,
       })
-      await this.deps.audit.record(trx, tenantId, actor, {
+      await this.deps.audit.record(s.audit, tenantId, actor, {
         action: 'api_key.created',
         target: { type: 'api_key', id },
         details: {
           name: settings.name,
           scopes: settings.scopes,
           rateLimitPerMinute: settings.rateLimitPerMinute,
-          expiresAt: formatServerTime(expiresAt),
+          expiresAt: formatServerTime(expiresAtMicros),
         },
       })
-      const stored = await new ApiKeyStore(trx).get(tenantId, id)
+      const stored = await s.apiKeys.get(tenantId, id)
       if (stored)
-        await this.deps.outbox.emit(trx, tenantId, [
+        await this.deps.outbox.emit(s.outbox, tenantId, [
           { type: 'api_key.created', data: toSummary(stored, now) },
         ])
     })
     this.deps.outbox.committed()
-    return { id, key, ...settings, expiresAt: formatServerTime(expiresAt) }
+    return { id, key, ...settings, expiresAt: formatServerTime(expiresAtMicros) }
   }
 
   /** One key as lists show it (the console shows a new key so, beside its secret). */
   async get(tenantId: string, id: string): Promise<ApiKeySummary> {
-    const row = await new ApiKeyStore(this.deps.db).get(tenantId, id)
+    const row = await this.deps.stores.read.apiKeys.get(tenantId, id)
     if (!row) throw new AppError('api_key_not_found', `No API key ${id}.`)
     return toSummary(row, this.deps.now())
   }
 
   async list(tenantId: string): Promise<ApiKeySummary[]> {
     const now = this.deps.now()
-    return (await new ApiKeyStore(this.deps.db).list(tenantId)).map((row) => toSummary(row, now))
+    return (await this.deps.stores.read.apiKeys.list(tenantId)).map((row) => toSummary(row, now))
   }
 
   /** Revokes a key; the very next request with it is refused (no credential is cached). */
   async revoke(tenantId: string, id: string, actor: Actor): Promise<ApiKeySummary> {
     const now = this.deps.now()
-    const summary = await this.deps.db.transaction().execute(async (trx) => {
-      const store = new ApiKeyStore(trx)
-      const row = await store.get(tenantId, id)
+    const summary = await this.deps.stores.transaction(async (s) => {
+      const row = await s.apiKeys.get(tenantId, id)
       if (!row) throw new AppError('api_key_not_found', `No API key ${id}.`)
       const revoked = toSummary({ ...row, revoked_at: row.revoked_at ?? now }, now)
-      if (await store.revoke(tenantId, id, now)) {
-        await this.deps.audit.record(trx, tenantId, actor, {
+      if (await s.apiKeys.revoke(tenantId, id, now)) {
+        await this.deps.audit.record(s.audit, tenantId, actor, {
           action: 'api_key.revoked',
           target: { type: 'api_key', id },
           details: { name: row.name },
         })
-        await this.deps.outbox.emit(trx, tenantId, [{ type: 'api_key.revoked', data: revoked }])
+        await this.deps.outbox.emit(s.outbox, tenantId, [{ type: 'api_key.revoked', data: revoked }])
       }
       return revoked
     })
@@ -150,22 +139,16 @@ export class ApiKeyService {
   async authenticate(token: string): Promise<AuthContext | undefined> {
     // The checksum refuses mistyped and invented keys before any database work.
     if (!isWellFormedApiKey(token)) return undefined
-    const store = new ApiKeyStore(this.deps.db)
+    const store = this.deps.stores.read.apiKeys
     const row = await store.findByHashForAuthentication(hashApiKey(token))
     const now = this.deps.now()
     if (!row || row.revoked_at !== null || row.expires_at <= now) return undefined
-    if (row.last_used_at === null || row.last_used_at < now - LAST_USED_RESOLUTION) {
+    if (row.last_used_at === null || row.last_used_at < now - LAST_USED_RESOLUTION_MICROS) {
       await store.touch(row.tenant_id, row.id, now)
     }
-    return {
-      tenant: { id: row.tenant_id, timeZone: row.time_zone, backfillDays: row.backfill_days },
-      credential: {
-        kind: 'api_key',
-        id: row.id,
-        scopes: parseScopes(row.scopes),
-        rateLimitPerMinute: row.rate_limit_per_minute,
-        rateLimitKey: `key:${row.id}`,
-      },
-    }
+    return credentialAuthContext(row, 'api_key', {
+      perMinute: row.rate_limit_per_minute,
+      key: `key:${row.id}`,
+    })
   }
 }

@@ -1,8 +1,6 @@
-import type { Kysely, Transaction } from 'kysely'
 import { CredentialTable, prepareFindByHash, type WithTenant } from '../../db/credential-table.js'
-import type { ApiKeysTable, Database } from '../../db/schema.js'
-
-type Executor = Kysely<Database> | Transaction<Database>
+import type { Executor } from '../../db/executor.js'
+import type { ApiKeysTable } from '../../db/schema.js'
 
 // On every request: built and compiled once (see prepareQuery).
 const findByHash = prepareFindByHash('api_keys', 'key_hash')

@@ -1,4 +1,3 @@
-import type { Kysely, Transaction } from 'kysely'
 import {
   AUDIT_ACTIONS,
   type AuditAction,
@@ -11,9 +10,9 @@ import { NO_CONTROL_CHARACTERS } from '../../../shared/schema-helpers.js'
 import { formatServerTime } from '../../../shared/time.js'
 import type { Actor } from '../../auth/actor.js'
 import { decodeCursor, readPage, resumeFilters } from '../../cursor.js'
-import type { Database } from '../../db/schema.js'
+import type { UnitOfWork } from '../../db/unit-of-work.js'
 import { timeFilter } from '../time-filter.js'
-import { type AuditFilter, type AuditRow, AuditStore } from './store.js'
+import type { AuditFilter, AuditRow, AuditStore } from './store.js'
 
 export interface AuditEvent {
   action: AuditAction
@@ -70,15 +69,11 @@ function toEntry(row: AuditRow): AuditEntry {
  * transaction of the change.
  */
 export class AuditService {
-  constructor(private readonly deps: { db: Kysely<Database>; now: () => number }) {}
+  constructor(private readonly deps: { stores: UnitOfWork<{ audit: AuditStore }>; now: () => number }) {}
 
-  async record(
-    executor: Transaction<Database> | Kysely<Database>,
-    tenantId: string,
-    actor: Actor,
-    event: AuditEvent,
-  ) {
-    await new AuditStore(executor).insert(tenantId, {
+  /** Records an entry through `store`: pass the transaction's, so the entry commits with the change. */
+  async record(store: AuditStore, tenantId: string, actor: Actor, event: AuditEvent) {
+    await store.insert(tenantId, {
       id: newId('auditEntry'),
       occurred_at: this.deps.now(),
       actor: actor.name,
@@ -115,7 +110,7 @@ export class AuditService {
     }
     const { rows, nextCursor } = await readPage(
       limit,
-      (n) => new AuditStore(this.deps.db).list(tenantId, { ...filter, beforeId, limit: n }),
+      (n) => this.deps.stores.read.audit.list(tenantId, { ...filter, beforeId, limit: n }),
       (last) => ({ ...filter, beforeId: last.id }) satisfies AuditCursor,
     )
     return { data: rows.map(toEntry), nextCursor }

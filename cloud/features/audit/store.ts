@@ -1,7 +1,5 @@
-import type { Kysely, Transaction } from 'kysely'
-import type { AuditLogTable, Database } from '../../db/schema.js'
-
-type Executor = Kysely<Database> | Transaction<Database>
+import type { Executor } from '../../db/executor.js'
+import type { AuditLogTable } from '../../db/schema.js'
 
 export type AuditRow = AuditLogTable
 

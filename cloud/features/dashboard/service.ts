@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely'
 import {
   type DeliveriesPerDay,
   MAX_DASHBOARD_DAYS,
@@ -8,8 +7,8 @@ import {
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../../../shared/webhooks.js'
 import { AppError } from '../../app-error.js'
 import type { TenantContext } from '../../auth/tenant-context.js'
-import type { Database } from '../../db/schema.js'
-import { DashboardStore } from './store.js'
+import type { UnitOfWork } from '../../db/unit-of-work.js'
+import type { DashboardStore } from './store.js'
 import { DAY_US, dayWindow, HOUR_US, hourWindow } from './zone-calendar.js'
 
 /** A bound, checked here too: it is what keeps one request's work small, whoever calls. */
@@ -24,12 +23,14 @@ function within(name: 'hours' | 'days', value: number, max: number): number {
 
 /** The console's dashboard: punches per hour and webhook delivery outcomes per day. */
 export class DashboardService {
-  constructor(private readonly deps: { db: Kysely<Database>; now: () => number }) {}
+  constructor(
+    private readonly deps: { stores: UnitOfWork<{ dashboard: DashboardStore }>; now: () => number },
+  ) {}
 
   /** Punches per hour of the tenant's clock, by when they happened, over the last `hours` hours. */
   async punchesPerHour(tenant: TenantContext, hours: number): Promise<PunchesPerHour> {
     const window = hourWindow(this.deps.now(), within('hours', hours, MAX_DASHBOARD_HOURS), tenant.timeZone)
-    const rows = await new DashboardStore(this.deps.db).punchCounts(tenant.id, {
+    const rows = await this.deps.stores.read.dashboard.punchCounts(tenant.id, {
       from: window.startUs,
       to: window.endUs,
       origin: window.startUs,
@@ -46,7 +47,7 @@ export class DashboardService {
   /** Deliveries created on each of the tenant's last `days` days, by their status now. */
   async deliveriesPerDay(tenant: TenantContext, days: number): Promise<DeliveriesPerDay> {
     const window = dayWindow(this.deps.now(), within('days', days, MAX_DASHBOARD_DAYS), tenant.timeZone)
-    const rows = await new DashboardStore(this.deps.db).deliveryCounts(tenant.id, {
+    const rows = await this.deps.stores.read.dashboard.deliveryCounts(tenant.id, {
       from: window.startUs,
       to: window.endUs,
       origin: window.firstWallUs,

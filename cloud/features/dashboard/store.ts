@@ -1,5 +1,5 @@
-import { type Kysely, type RawBuilder, sql } from 'kysely'
-import type { Database } from '../../db/schema.js'
+import { type RawBuilder, sql } from 'kysely'
+import type { Executor } from '../../db/executor.js'
 import type { OffsetSegment } from './zone-calendar.js'
 
 /** Buckets of equal width from an origin, over wall-clock time (a time plus its zone's offset then). */
@@ -46,7 +46,7 @@ export interface BucketCount {
 
 /** What the dashboard counts: aggregates over a tenant's punches and webhook deliveries. */
 export class DashboardStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(private readonly db: Executor) {}
 
   /** Punches by when they happened; a range of the (tenant_id, punched_at) index. */
   async punchCounts(tenantId: string, buckets: Buckets): Promise<BucketCount[]> {

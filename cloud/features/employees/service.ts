@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely'
 import {
   EMPLOYEE_SEARCH_MAX_LENGTH,
   type EmployeeImportLine,
@@ -16,12 +15,20 @@ import { NO_CONTROL_CHARACTERS } from '../../../shared/schema-helpers.js'
 import { formatServerTime, nowMicros, parseTimestamp } from '../../../shared/time.js'
 import { AppError } from '../../app-error.js'
 import { assertSameFilter, decodeCursor, readPage } from '../../cursor.js'
-import type { Database } from '../../db/schema.js'
-import { TenantStore } from '../tenants/store.js'
+import type { UnitOfWork } from '../../db/unit-of-work.js'
+import type { TenantStore } from '../tenants/store.js'
 import type { EmittedEvent, WebhookOutbox } from '../webhooks/outbox.js'
+import type { OutboxStore } from '../webhooks/outbox-store.js'
 import { CsvFormatError, type ParsedEmployeeCsv, parseEmployeeCsv } from './employee-csv.js'
 import { normalizeSearch } from './employee-search.js'
-import { type EmployeePosition, type EmployeeRow, EmployeeStore } from './store.js'
+import { type EmployeePosition, type EmployeeRow, type EmployeeStore, employeeColumns } from './store.js'
+
+/** The stores employees use. */
+export interface EmployeeStores {
+  tenants: Pick<TenantStore, 'get' | 'reserveChangeTimes'>
+  employees: EmployeeStore
+  outbox: OutboxStore
+}
 
 export interface EmployeePage {
   data: Employee[]
@@ -107,7 +114,9 @@ function sameEmployee(row: EmployeeRow, input: EmployeeInput): boolean {
 }
 
 export class EmployeeService {
-  constructor(private readonly deps: { db: Kysely<Database>; outbox: WebhookOutbox; now?: () => number }) {}
+  constructor(
+    private readonly deps: { stores: UnitOfWork<EmployeeStores>; outbox: WebhookOutbox; now?: () => number },
+  ) {}
 
   /** A page of employees; `search` (the console's) narrows to codes, names and emails starting with it. */
   async list(
@@ -132,7 +141,7 @@ export class EmployeeService {
     const { rows, nextCursor } = await readPage(
       limit,
       (n) =>
-        new EmployeeStore(this.deps.db).list(tenantId, { status, updatedSince, search, after, limit: n }),
+        this.deps.stores.read.employees.list(tenantId, { status, updatedSince, search, after, limit: n }),
       (last) => ({
         s: status,
         u: updatedSince,
@@ -144,7 +153,7 @@ export class EmployeeService {
   }
 
   async get(tenantId: string, employeeCode: string): Promise<Employee> {
-    const row = await new EmployeeStore(this.deps.db).getByCode(tenantId, employeeCode)
+    const row = await this.deps.stores.read.employees.getByCode(tenantId, employeeCode)
     if (!row) throw new AppError('employee_not_found', `No employee with code ${employeeCode}.`)
     return toEmployee(row)
   }
@@ -212,14 +221,12 @@ export class EmployeeService {
 
   /** As {@link upsert}, telling what happened to each input, in their order. */
   async upsertEach(tenantId: string, inputs: readonly EmployeeInput[]): Promise<UpsertOutcome[]> {
-    const now = this.deps.now?.() ?? nowMicros()
-    const outcomes = await this.deps.db.transaction().execute(async (trx) => {
-      const tenants = new TenantStore(trx)
-      if (!(await tenants.get(tenantId))) throw new AppError('tenant_not_found', `No tenant ${tenantId}.`)
-      const store = new EmployeeStore(trx)
+    const requestedAtMicros = this.deps.now?.() ?? nowMicros()
+    const outcomes = await this.deps.stores.transaction(async (s) => {
+      if (!(await s.tenants.get(tenantId))) throw new AppError('tenant_not_found', `No tenant ${tenantId}.`)
       const existing = new Map(
         (
-          await store.findByCodes(
+          await s.employees.findByCodes(
             tenantId,
             inputs.map((i) => i.employeeCode),
           )
@@ -240,18 +247,18 @@ export class EmployeeService {
       }
       const changes = toCreate.length + toUpdate.length
       if (changes === 0) return outcomes
-      let at = await tenants.reserveChangeTimes(tenantId, changes, now)
+      let nextChangeMicros = await s.tenants.reserveChangeTimes(tenantId, changes, requestedAtMicros)
       const created = toCreate.map((input) => {
-        const time = at++
+        const changedAtMicros = nextChangeMicros++
         return {
           id: newId('employee'),
           tenant_id: tenantId,
-          ...toColumns(input),
-          created_at: time,
-          updated_at: time,
+          ...employeeColumns(input),
+          created_at: changedAtMicros,
+          updated_at: changedAtMicros,
         }
       })
-      await store.insertMany(
+      await s.employees.insertMany(
         tenantId,
         created.map(({ tenant_id: _, ...row }) => row),
       )
@@ -260,30 +267,19 @@ export class EmployeeService {
         data: toEmployee(row),
       }))
       for (const { row, input } of toUpdate) {
-        const time = at++
-        await store.update(tenantId, row.id, input, time)
+        const changedAtMicros = nextChangeMicros++
+        await s.employees.update(tenantId, row.id, input, changedAtMicros)
         events.push({
           type: 'employee.updated',
-          data: toEmployee({ ...row, ...toColumns(input), updated_at: time }),
+          data: toEmployee({ ...row, ...employeeColumns(input), updated_at: changedAtMicros }),
         })
       }
       // In the same transaction as the change (the outbox, docs/decisions/0020-webhook-outbox.md): an HR
       // system hears of every change once.
-      await this.deps.outbox.emit(trx, tenantId, events)
+      await this.deps.outbox.emit(s.outbox, tenantId, events)
       return outcomes
     })
     if (outcomes.some((o) => o !== 'unchanged')) this.deps.outbox.committed()
     return outcomes
-  }
-}
-
-function toColumns(input: EmployeeInput) {
-  return {
-    employee_code: input.employeeCode,
-    name: input.name,
-    email: input.email,
-    department: input.department,
-    location: input.location,
-    status: input.status,
   }
 }

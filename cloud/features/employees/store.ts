@@ -1,11 +1,22 @@
-import { type Kysely, sql, type Transaction } from 'kysely'
+import { sql } from 'kysely'
 import type { EmployeeInput } from '../../../shared/employee.js'
-import type { Database, EmployeesTable } from '../../db/schema.js'
+import type { Executor } from '../../db/executor.js'
+import type { EmployeesTable } from '../../db/schema.js'
 import { prefixEnd } from './employee-search.js'
 
-type Executor = Kysely<Database> | Transaction<Database>
-
 export type EmployeeRow = EmployeesTable
+
+/** An employee's input as the columns that hold it. */
+export function employeeColumns(input: EmployeeInput) {
+  return {
+    employee_code: input.employeeCode,
+    name: input.name,
+    email: input.email,
+    department: input.department,
+    location: input.location,
+    status: input.status,
+  }
+}
 
 /** Where a page starts: after this id (full listing) or after this (updated_at, id) (sync). */
 export type EmployeePosition = { id: string } | { updatedAt: number; id: string }
@@ -97,17 +108,12 @@ export class EmployeeStore {
     }
   }
 
-  async update(tenantId: string, id: string, input: EmployeeInput, updatedAt: number): Promise<void> {
+  /** The employee found by its code takes the input's other fields (its code stays). */
+  async update(tenantId: string, id: string, input: EmployeeInput, updatedAtMicros: number): Promise<void> {
+    const { employee_code: _, ...columns } = employeeColumns(input)
     await this.db
       .updateTable('employees')
-      .set({
-        name: input.name,
-        email: input.email,
-        department: input.department,
-        location: input.location,
-        status: input.status,
-        updated_at: updatedAt,
-      })
+      .set({ ...columns, updated_at: updatedAtMicros })
       .where('tenant_id', '=', tenantId)
       .where('id', '=', id)
       .execute()

@@ -1,13 +1,14 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { AppError } from '../../app-error.js'
-import type { DatabaseHandle } from '../../db/database.js'
-import { pingDatabase } from '../../db/ping-database.js'
 
 const HealthSchema = Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false })
 
 /** /healthz: the process answers. /readyz: it can also reach its database, so a balancer may send traffic. */
-export const healthRoutes: FastifyPluginAsync<{ database: DatabaseHandle }> = async (app, { database }) => {
+export const healthRoutes: FastifyPluginAsync<{
+  /** Resolves when the database answers a query. */
+  pingDatabase: () => Promise<void>
+}> = async (app, { pingDatabase }) => {
   app.get(
     '/healthz',
     {
@@ -28,7 +29,7 @@ export const healthRoutes: FastifyPluginAsync<{ database: DatabaseHandle }> = as
     },
     async (request) => {
       try {
-        await pingDatabase(database.db)
+        await pingDatabase()
       } catch (err) {
         request.log.warn({ err }, 'database not reachable')
         throw new AppError('service_unavailable', 'The database is not reachable.')

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto'
-import type { Kysely, Transaction } from 'kysely'
 import { AppError } from '../../app-error.js'
-import type { Database } from '../../db/schema.js'
+import type { UnitOfWork } from '../../db/unit-of-work.js'
 import { DEFAULT_IDEMPOTENCY_MAX_BYTES_PER_CREDENTIAL } from '../../settings/idempotency-limits.js'
 import { decodeResponseBody, encodeResponseBody } from './response-codec.js'
-import { IdempotencyStore } from './store.js'
+import type { IdempotencyStore } from './store.js'
 
 /** How long a key is remembered. The IETF draft leaves it to the server; 24 h covers any sane retry. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600
@@ -49,7 +48,11 @@ export class IdempotencyService {
   private readonly maxBytesPerCredential: number
 
   constructor(
-    private readonly deps: { db: Kysely<Database>; now: () => number; maxBytesPerCredential?: number },
+    private readonly deps: {
+      stores: UnitOfWork<{ idempotency: IdempotencyStore }>
+      now: () => number
+      maxBytesPerCredential?: number
+    },
   ) {
     this.maxBytesPerCredential = deps.maxBytesPerCredential ?? DEFAULT_IDEMPOTENCY_MAX_BYTES_PER_CREDENTIAL
   }
@@ -70,7 +73,7 @@ export class IdempotencyService {
 
   /** The stored response for this key, if any; a 422 if the key was used for something else. */
   async replay(tenantId: string, request: IdempotentRequest): Promise<StoredResponse | undefined> {
-    const row = await new IdempotencyStore(this.deps.db).find(tenantId, request.key, this.notBefore())
+    const row = await this.deps.stores.read.idempotency.find(tenantId, request.key, this.notBefore())
     if (!row) return undefined
     if (row.fingerprint !== request.fingerprint) {
       throw new AppError(
@@ -88,7 +91,7 @@ export class IdempotencyService {
    */
   async assertRoom(tenantId: string, request: IdempotentRequest): Promise<void> {
     const notBefore = this.notBefore()
-    const usage = await new IdempotencyStore(this.deps.db).usage(tenantId, request.credential, notBefore)
+    const usage = await this.deps.stores.read.idempotency.usage(tenantId, request.credential, notBefore)
     if (usage.bytes < this.maxBytesPerCredential) return
     // Room comes back as the oldest responses pass their 24 hours (RFC 9110 §10.2.3).
     const oldest = usage.oldest ?? this.deps.now()
@@ -96,19 +99,22 @@ export class IdempotencyService {
     throw new AppError(
       'idempotency_storage_full',
       `This credential's stored Idempotency-Key responses have reached their limit of ${this.maxBytesPerCredential} bytes for 24 hours. Nothing was done: retry after Retry-After seconds.`,
-      { headers: { 'retry-after': String(seconds) } },
+      { retryAfterSeconds: seconds },
     )
   }
 
-  /** Stores the response within the caller's transaction; throws IdempotencyRace if the key is taken. */
+  /**
+   * Stores the response through `store`, the caller's transaction's, so that it commits with the change
+   * it reports; throws IdempotencyRace if the key is taken.
+   */
   async record(
-    trx: Transaction<Database>,
+    store: IdempotencyStore,
     tenantId: string,
     request: IdempotentRequest,
     response: StoredResponse,
   ) {
     const body = encodeResponseBody(response.body)
-    const inserted = await new IdempotencyStore(trx).insert(
+    const inserted = await store.insert(
       tenantId,
       {
         idempotency_key: request.key,
@@ -127,6 +133,6 @@ export class IdempotencyService {
   }
 
   async purgeExpired(): Promise<number> {
-    return new IdempotencyStore(this.deps.db).purgeExpired(this.notBefore())
+    return this.deps.stores.read.idempotency.purgeExpired(this.notBefore())
   }
 }

@@ -1,7 +1,6 @@
-import type { Kysely, Transaction } from 'kysely'
-import type { Database, IdempotencyKeysTable } from '../../db/schema.js'
-
-type Executor = Kysely<Database> | Transaction<Database>
+import { deleteRowsBefore } from '../../db/delete-rows-before.js'
+import type { Executor } from '../../db/executor.js'
+import type { IdempotencyKeysTable } from '../../db/schema.js'
 
 export type IdempotencyRow = IdempotencyKeysTable
 
@@ -75,12 +74,8 @@ export class IdempotencyStore {
     }
   }
 
-  /** Drops records older than `before`, across tenants: housekeeping, not a tenant's operation. */
-  async purgeExpired(before: number): Promise<number> {
-    const result = await this.db
-      .deleteFrom('idempotency_keys')
-      .where('created_at', '<', before)
-      .executeTakeFirst()
-    return Number(result.numDeletedRows)
+  /** Drops records older than `beforeMicros`, across tenants: housekeeping, not a tenant's operation. */
+  async purgeExpired(beforeMicros: number): Promise<number> {
+    return deleteRowsBefore(this.db, 'idempotency_keys', 'created_at', beforeMicros)
   }
 }

@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely'
 import type { OAuthAppSummary } from '../../../shared/credentials.js'
 import { newId } from '../../../shared/ids.js'
 import type { Scope } from '../../../shared/scopes.js'
@@ -13,26 +12,17 @@ import {
   randomBase62,
   secretMatches,
 } from '../../auth/secret-format.js'
-import type { Database } from '../../db/schema.js'
 import { isUniqueViolation } from '../../db/unique-violation.js'
-import type { AuditService } from '../audit/service.js'
+import type { CredentialServiceDeps } from '../bearer-auth/credential-service-deps.js'
 import { checkCredentialSettings, parseScopes } from '../bearer-auth/credential-settings.js'
-import { TenantStore } from '../tenants/store.js'
-import type { WebhookOutbox } from '../webhooks/outbox.js'
-import {
-  type ClientForAuthentication,
-  type ClientSecretRow,
-  type OAuthAppRow,
-  OAuthAppStore,
-} from './app-store.js'
+import { DEFAULT_ROTATION_GRACE_SECONDS, replaceSecrets, rotationGraceEnd } from '../secret-rotation.js'
+import type { ClientForAuthentication, ClientSecretRow, OAuthAppRow, OAuthAppStore } from './app-store.js'
 
 /**
  * After a rotation the old secret keeps working this long by default, so that an integrator can
  * roll the new one out to every system without an outage: a day covers a deployment window and a
  * time-zone round trip. It can be set per rotation, from 0 (cut over now) to 30 days.
  */
-export const DEFAULT_ROTATION_GRACE_SECONDS = 24 * 3600
-export const MAX_ROTATION_GRACE_SECONDS = 30 * 86_400
 
 /**
  * A chosen client id: 8 to 128 printable ASCII characters, inner spaces allowed. Characters that
@@ -104,14 +94,7 @@ const NO_SECRET_HASH = '0'.repeat(64)
  * rotated and revoked by a tenant admin.
  */
 export class OAuthAppService {
-  constructor(
-    private readonly deps: {
-      db: Kysely<Database>
-      audit: AuditService
-      outbox: WebhookOutbox
-      now: () => number
-    },
-  ) {}
+  constructor(private readonly deps: CredentialServiceDeps<{ oauthApps: OAuthAppStore }>) {}
 
   async create(tenantId: string, input: CreateOAuthAppInput, actor: Actor): Promise<IssuedClientSecret> {
     const clientId = input.clientId ?? `hjc_${randomBase62(24)}`
@@ -125,11 +108,9 @@ export class OAuthAppService {
     const now = this.deps.now()
     const clientSecret = generateSecret(CLIENT_SECRET)
     try {
-      await this.deps.db.transaction().execute(async (trx) => {
-        if (!(await new TenantStore(trx).get(tenantId)))
-          throw new AppError('tenant_not_found', `No tenant ${tenantId}.`)
-        const store = new OAuthAppStore(trx)
-        await store.insert(tenantId, {
+      await this.deps.stores.transaction(async (s) => {
+        if (!(await s.tenants.get(tenantId))) throw new AppError('tenant_not_found', `No tenant ${tenantId}.`)
+        await s.oauthApps.insert(tenantId, {
           id,
           name: settings.name,
           client_id: clientId,
@@ -139,8 +120,8 @@ export class OAuthAppService {
           revoked_at: null,
         })
         const secret = this.secretRow(id, clientSecret, now)
-        await store.insertSecret(tenantId, secret)
-        await this.deps.audit.record(trx, tenantId, actor, {
+        await s.oauthApps.insertSecret(tenantId, secret)
+        await this.deps.audit.record(s.audit, tenantId, actor, {
           action: 'oauth_app.created',
           target: { type: 'oauth_app', id },
           details: {
@@ -150,10 +131,10 @@ export class OAuthAppService {
             rateLimitPerMinute: settings.rateLimitPerMinute,
           },
         })
-        const app = await store.get(tenantId, id)
+        const app = await s.oauthApps.get(tenantId, id)
         if (app) {
           const summary = toSummary(app, [{ ...secret, tenant_id: tenantId }])
-          await this.deps.outbox.emit(trx, tenantId, [{ type: 'oauth_app.created', data: summary }])
+          await this.deps.outbox.emit(s.outbox, tenantId, [{ type: 'oauth_app.created', data: summary }])
         }
       })
     } catch (err) {
@@ -167,7 +148,7 @@ export class OAuthAppService {
 
   /** One app as lists show it (the console shows a new app so, beside its secret). */
   async get(tenantId: string, id: string): Promise<OAuthAppSummary> {
-    const store = new OAuthAppStore(this.deps.db)
+    const store = this.deps.stores.read.oauthApps
     const app = await store.get(tenantId, id)
     if (!app) throw new AppError('oauth_app_not_found', `No OAuth app ${id}.`)
     const secrets = app.revoked_at === null ? await store.liveSecrets(tenantId, [id], this.deps.now()) : []
@@ -175,7 +156,7 @@ export class OAuthAppService {
   }
 
   async list(tenantId: string): Promise<OAuthAppSummary[]> {
-    const store = new OAuthAppStore(this.deps.db)
+    const store = this.deps.stores.read.oauthApps
     const apps = await store.list(tenantId)
     const secrets = await store.liveSecrets(
       tenantId,
@@ -192,44 +173,48 @@ export class OAuthAppService {
     actor: Actor,
     graceSeconds = DEFAULT_ROTATION_GRACE_SECONDS,
   ) {
-    if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_ROTATION_GRACE_SECONDS) {
-      throw new AppError('validation_failed', 'grace: must be from 0 seconds to 30 days')
-    }
-    const now = this.deps.now()
     const clientSecret = generateSecret(CLIENT_SECRET)
-    const until = now + graceSeconds * 1_000_000
-    return this.deps.db.transaction().execute(async (trx): Promise<RotatedClientSecret> => {
-      const store = new OAuthAppStore(trx)
-      const app = await store.get(tenantId, id)
+    const now = this.deps.now()
+    const untilMicros = rotationGraceEnd(graceSeconds, now)
+    return this.deps.stores.transaction(async (s): Promise<RotatedClientSecret> => {
+      const app = await s.oauthApps.get(tenantId, id)
       if (!app || app.revoked_at !== null)
         throw new AppError('oauth_app_not_found', `No active OAuth app ${id}.`)
-      await store.expireSecrets(tenantId, id, until)
-      const secret = this.secretRow(id, clientSecret, now)
-      await store.insertSecret(tenantId, secret)
-      await this.deps.audit.record(trx, tenantId, actor, {
+      const details = await replaceSecrets(
+        s.oauthApps,
+        tenantId,
+        id,
+        this.secretRow(id, clientSecret, now),
+        untilMicros,
+      )
+      await this.deps.audit.record(s.audit, tenantId, actor, {
         action: 'oauth_app.secret_rotated',
         target: { type: 'oauth_app', id },
-        details: { newSecretId: secret.id, previousSecretsExpireAt: formatServerTime(until) },
+        details,
       })
-      return { id, clientId: app.client_id, clientSecret, previousSecretsExpireAt: formatServerTime(until) }
+      return {
+        id,
+        clientId: app.client_id,
+        clientSecret,
+        previousSecretsExpireAt: details.previousSecretsExpireAt,
+      }
     })
   }
 
   /** Revokes the app: its secrets and every token issued to it stop working on the next request. */
   async revoke(tenantId: string, id: string, actor: Actor): Promise<OAuthAppSummary> {
     const now = this.deps.now()
-    const summary = await this.deps.db.transaction().execute(async (trx) => {
-      const store = new OAuthAppStore(trx)
-      const app = await store.get(tenantId, id)
+    const summary = await this.deps.stores.transaction(async (s) => {
+      const app = await s.oauthApps.get(tenantId, id)
       if (!app) throw new AppError('oauth_app_not_found', `No OAuth app ${id}.`)
       const revoked = toSummary({ ...app, revoked_at: app.revoked_at ?? now }, [])
-      if (await store.revoke(tenantId, id, now)) {
-        await this.deps.audit.record(trx, tenantId, actor, {
+      if (await s.oauthApps.revoke(tenantId, id, now)) {
+        await this.deps.audit.record(s.audit, tenantId, actor, {
           action: 'oauth_app.revoked',
           target: { type: 'oauth_app', id },
           details: { name: app.name, clientId: app.client_id },
         })
-        await this.deps.outbox.emit(trx, tenantId, [{ type: 'oauth_app.revoked', data: revoked }])
+        await this.deps.outbox.emit(s.outbox, tenantId, [{ type: 'oauth_app.revoked', data: revoked }])
       }
       return revoked
     })
@@ -244,9 +229,8 @@ export class OAuthAppService {
   async authenticateClient(clientId: string, clientSecret: string): Promise<AuthenticatedClient | undefined> {
     // A client id we could never have issued is not looked up (PostgreSQL refuses some, such as NUL).
     if (!CLIENT_ID_PATTERN.test(clientId)) return undefined
-    const found: ClientForAuthentication | undefined = await new OAuthAppStore(
-      this.deps.db,
-    ).findClientForAuthentication(clientId, this.deps.now())
+    const found: ClientForAuthentication | undefined =
+      await this.deps.stores.read.oauthApps.findClientForAuthentication(clientId, this.deps.now())
     // The same comparisons whether the client exists or not, and however many secrets it has live
     // (one, or two while a rotation's grace period runs): the time taken tells nothing.
     const hashes = (found?.secrets ?? []).map((s) => s.secret_hash)

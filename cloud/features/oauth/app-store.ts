@@ -1,9 +1,7 @@
-import type { Kysely, Transaction } from 'kysely'
 import { CredentialTable } from '../../db/credential-table.js'
+import type { Executor } from '../../db/executor.js'
 import { RotatingSecrets } from '../../db/rotating-secrets.js'
-import type { Database, OAuthAppsTable, OAuthClientSecretsTable } from '../../db/schema.js'
-
-type Executor = Kysely<Database> | Transaction<Database>
+import type { OAuthAppsTable, OAuthClientSecretsTable } from '../../db/schema.js'
 
 export type OAuthAppRow = OAuthAppsTable
 export type ClientSecretRow = OAuthClientSecretsTable

@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely'
 import { newId } from '../../../shared/ids.js'
 import {
   ACCESS_TOKEN_TTL_SECONDS,
@@ -7,15 +6,16 @@ import {
 } from '../../../shared/oauth.js'
 import type { AuthContext } from '../../auth/auth-context.js'
 import { ACCESS_TOKEN, generateSecret, hashSecret, isWellFormedSecret } from '../../auth/secret-format.js'
-import type { Database } from '../../db/schema.js'
+import type { UnitOfWork } from '../../db/unit-of-work.js'
 import type { AuditService } from '../audit/service.js'
-import { parseScopes } from '../bearer-auth/credential-settings.js'
+import type { AuditStore } from '../audit/store.js'
+import { credentialAuthContext } from '../bearer-auth/credential-auth-context.js'
 import type { AuthenticatedClient } from './app-service.js'
 import { OAuthError } from './oauth-error.js'
-import { TokenStore } from './token-store.js'
+import type { TokenStore } from './token-store.js'
 
 /** Expired tokens are kept this long for audit correlation, then purged. */
-const EXPIRED_TOKEN_RETENTION = 7 * 86_400 * 1_000_000
+const EXPIRED_TOKEN_RETENTION_MICROS = 7 * 86_400 * 1_000_000
 
 /** RFC 6749 §3.3: scope is a space-delimited list. */
 function requestedScopes(scope: string | undefined, client: AuthenticatedClient): string[] {
@@ -28,12 +28,20 @@ function requestedScopes(scope: string | undefined, client: AuthenticatedClient)
   return wanted
 }
 
+/** The stores access tokens use. */
+export interface TokenStores {
+  oauthTokens: TokenStore
+  audit: AuditStore
+}
+
 /**
  * Opaque access tokens (docs/decisions/0016-oauth-client-credentials.md): issued to clients, checked on
  * every API request, revocable.
  */
 export class TokenService {
-  constructor(private readonly deps: { db: Kysely<Database>; audit: AuditService; now: () => number }) {}
+  constructor(
+    private readonly deps: { stores: UnitOfWork<TokenStores>; audit: AuditService; now: () => number },
+  ) {}
 
   /** RFC 6749 §4.4.3: a token for the client, with the requested subset of its scopes. */
   async issue(
@@ -45,8 +53,8 @@ export class TokenService {
     const token = generateSecret(ACCESS_TOKEN)
     const now = this.deps.now()
     const id = newId('accessToken')
-    await this.deps.db.transaction().execute(async (trx) => {
-      await new TokenStore(trx).insert(client.tenant.id, {
+    await this.deps.stores.transaction(async (s) => {
+      await s.oauthTokens.insert(client.tenant.id, {
         id,
         app_id: client.app.id,
         token_hash: hashSecret(token),
@@ -56,7 +64,7 @@ export class TokenService {
         revoked_at: null,
       })
       await this.deps.audit.record(
-        trx,
+        s.audit,
         client.tenant.id,
         { name: `oauth_app:${client.app.id}`, ip },
         {
@@ -80,16 +88,15 @@ export class TokenService {
    */
   async revoke(client: AuthenticatedClient, token: string, ip: string | null): Promise<void> {
     if (!isWellFormedSecret(ACCESS_TOKEN, token)) return
-    await this.deps.db.transaction().execute(async (trx) => {
-      const store = new TokenStore(trx)
-      const row = await store.findByHashForAuthentication(hashSecret(token))
+    await this.deps.stores.transaction(async (s) => {
+      const row = await s.oauthTokens.findByHashForAuthentication(hashSecret(token))
       if (!row) return
       if (row.app_id !== client.app.id) {
         throw new OAuthError('unauthorized_client', 'This token was not issued to this client.')
       }
-      if (await store.revoke(row.tenant_id, row.id, this.deps.now())) {
+      if (await s.oauthTokens.revoke(row.tenant_id, row.id, this.deps.now())) {
         await this.deps.audit.record(
-          trx,
+          s.audit,
           row.tenant_id,
           { name: `oauth_app:${client.app.id}`, ip },
           {
@@ -109,7 +116,7 @@ export class TokenService {
     issuer: string,
   ): Promise<IntrospectionResponse> {
     if (!isWellFormedSecret(ACCESS_TOKEN, token)) return { active: false }
-    const row = await new TokenStore(this.deps.db).findByHashForAuthentication(hashSecret(token))
+    const row = await this.deps.stores.read.oauthTokens.findByHashForAuthentication(hashSecret(token))
     const now = this.deps.now()
     if (!row || row.app_id !== client.app.id || !isLive(row, now)) return { active: false }
     return {
@@ -127,22 +134,16 @@ export class TokenService {
   /** The caller behind a bearer access token, or undefined if it is not live. */
   async authenticate(token: string): Promise<AuthContext | undefined> {
     if (!isWellFormedSecret(ACCESS_TOKEN, token)) return undefined
-    const row = await new TokenStore(this.deps.db).findByHashForAuthentication(hashSecret(token))
+    const row = await this.deps.stores.read.oauthTokens.findByHashForAuthentication(hashSecret(token))
     if (!row || !isLive(row, this.deps.now())) return undefined
-    return {
-      tenant: { id: row.tenant_id, timeZone: row.time_zone, backfillDays: row.backfill_days },
-      credential: {
-        kind: 'oauth_token',
-        id: row.id,
-        scopes: parseScopes(row.scopes),
-        rateLimitPerMinute: row.app_rate_limit_per_minute,
-        rateLimitKey: `app:${row.app_id}`,
-      },
-    }
+    return credentialAuthContext(row, 'oauth_token', {
+      perMinute: row.app_rate_limit_per_minute,
+      key: `app:${row.app_id}`,
+    })
   }
 
   async purgeExpired(): Promise<number> {
-    return new TokenStore(this.deps.db).purgeExpired(this.deps.now() - EXPIRED_TOKEN_RETENTION)
+    return this.deps.stores.read.oauthTokens.purgeExpired(this.deps.now() - EXPIRED_TOKEN_RETENTION_MICROS)
   }
 }
 

@@ -1,9 +1,8 @@
-import type { Kysely, Transaction } from 'kysely'
 import { CredentialTable } from '../../db/credential-table.js'
+import { deleteRowsBefore } from '../../db/delete-rows-before.js'
+import type { Executor } from '../../db/executor.js'
 import { prepareQuery } from '../../db/prepared-query.js'
-import type { Database, OAuthTokensTable } from '../../db/schema.js'
-
-type Executor = Kysely<Database> | Transaction<Database>
+import type { OAuthTokensTable } from '../../db/schema.js'
 
 // On every request made with a token: built and compiled once (see prepareQuery).
 const findByHash = prepareQuery(
@@ -48,12 +47,8 @@ export class TokenStore extends CredentialTable<'oauth_tokens'> {
     return (await findByHash(this.db, tokenHash))[0]
   }
 
-  /** Housekeeping across tenants: tokens that expired before `before` can never be used again. */
-  async purgeExpired(before: number): Promise<number> {
-    const result = await this.db
-      .deleteFrom('oauth_tokens')
-      .where('expires_at', '<', before)
-      .executeTakeFirst()
-    return Number(result.numDeletedRows)
+  /** Housekeeping across tenants: tokens that expired before `beforeMicros` can never be used again. */
+  async purgeExpired(beforeMicros: number): Promise<number> {
+    return deleteRowsBefore(this.db, 'oauth_tokens', 'expires_at', beforeMicros)
   }
 }

@@ -1,15 +1,21 @@
-import type { Kysely, Transaction } from 'kysely'
 import { newId } from '../../../shared/ids.js'
 import { MAX_FUTURE_SKEW_SECONDS, type Punch, type PunchInput } from '../../../shared/punch.js'
 import { formatInZone, formatServerTime, parseTimestamp } from '../../../shared/time.js'
 import { AppError } from '../../app-error.js'
 import type { TenantContext } from '../../auth/tenant-context.js'
-import type { RunInTransaction } from '../../db/group-commit.js'
-import type { Database } from '../../db/schema.js'
-import { EmployeeStore } from '../employees/store.js'
+import type { UnitOfWork } from '../../db/unit-of-work.js'
+import type { EmployeeStore } from '../employees/store.js'
 import type { WebhookOutbox } from '../webhooks/outbox.js'
+import type { OutboxStore } from '../webhooks/outbox-store.js'
 import { punchFingerprint } from './punch-fingerprint.js'
-import { type PunchRow, PunchStore } from './store.js'
+import type { PunchRow, PunchStore } from './store.js'
+
+/** The stores an ingest uses. */
+export interface IngestStores {
+  employees: Pick<EmployeeStore, 'findByCodes'>
+  punches: Pick<PunchStore, 'findByExternalIds' | 'insertMany'>
+  outbox: OutboxStore
+}
 
 export type Outcome = { index: number } & (
   | { status: 'created' | 'duplicate'; punch: Punch }
@@ -52,25 +58,26 @@ function externalIdReused(externalId: string): AppError {
  * Stores punches, returning one outcome per input in input order. In turn: dedupe by externalId
  * within the request; check the time window and the employee; insert, where a stored externalId
  * makes the punch a duplicate.
- * `onCommit` runs inside the insert's transaction with the final outcomes (the idempotency record),
- * and only when something is inserted. The punch log is append-only: nothing here updates a punch.
+ * `onCommit` runs inside the insert's transaction, with its stores and the final outcomes (the
+ * idempotency record), and only when something is inserted. The punch log is append-only: nothing
+ * here updates a punch.
  */
-export async function ingestPunches(
-  { db, transact, outbox }: { db: Kysely<Database>; transact: RunInTransaction; outbox: WebhookOutbox },
+export async function ingestPunches<S extends IngestStores>(
+  { stores, outbox }: { stores: UnitOfWork<S>; outbox: WebhookOutbox },
   tenant: TenantContext,
   now: number,
   inputs: readonly IngestInput[],
-  onCommit: (trx: Transaction<Database>, outcomes: Outcome[]) => Promise<void>,
+  onCommit: (stores: S, outcomes: Outcome[]) => Promise<void>,
 ): Promise<Outcome[]> {
   const outcomes: Outcome[] = []
   const duplicateOf = (c: Candidate, row: Omit<PunchRow, 'tenant_id'>): Outcome =>
     row.fingerprint === c.fingerprint
       ? { index: c.index, status: 'duplicate', punch: toPunch(row, tenant.timeZone) }
       : { index: c.index, status: 'rejected', error: externalIdReused(row.external_id ?? '') }
-  const storedByExternalId = async (executor: Kysely<Database>, cs: Candidate[]) =>
+  const storedByExternalId = async (punches: IngestStores['punches'], cs: Candidate[]) =>
     new Map(
       (
-        await new PunchStore(executor).findByExternalIds(
+        await punches.findByExternalIds(
           tenant.id,
           cs.map((c) => c.input.externalId as string),
         )
@@ -101,7 +108,7 @@ export async function ingestPunches(
   const earliest = now - tenant.backfillDays * 86_400 * 1_000_000
   const codes = [...new Set(candidates.map((c) => c.input.employeeCode))]
   const employees = new Map(
-    (codes.length > 0 ? await new EmployeeStore(db).findByCodes(tenant.id, codes) : []).map((e) => [
+    (codes.length > 0 ? await stores.read.employees.findByCodes(tenant.id, codes) : []).map((e) => [
       e.employee_code,
       e,
     ]),
@@ -120,9 +127,7 @@ export async function ingestPunches(
     } else if (at < earliest) {
       error = new AppError('punched_at_too_old', `punchedAt is more than ${tenant.backfillDays} days ago.`)
     } else if (!employee) {
-      error = new AppError('employee_not_found', `No employee with code ${c.input.employeeCode}.`, {
-        status: 422,
-      })
+      error = new AppError('punch_employee_not_found', `No employee with code ${c.input.employeeCode}.`)
     } else if (employee.status !== 'ACTIVE') {
       error = new AppError('employee_not_active', `Employee ${c.input.employeeCode} is ${employee.status}.`)
     }
@@ -153,7 +158,7 @@ export async function ingestPunches(
   const storedRefused =
     refusedWithId.length > 0
       ? await storedByExternalId(
-          db,
+          stores.read.punches,
           refusedWithId.map((r) => r.candidate),
         )
       : undefined
@@ -168,8 +173,8 @@ export async function ingestPunches(
   // 4. Insert, with whatever the caller must record with it, in one transaction. A punch whose
   //    externalId is already stored is not inserted; it is a duplicate of the stored one. Trying the
   //    insert first spares new punches, the common case, a lookup.
-  const stored = await transact(async (trx) => {
-    const inserted = await new PunchStore(trx).insertMany(
+  const stored = await stores.transaction(async (s) => {
+    const inserted = await s.punches.insertMany(
       tenant.id,
       rows.map((r) => r.row),
     )
@@ -181,7 +186,7 @@ export async function ingestPunches(
       else existing.push(candidate)
     }
     if (existing.length > 0) {
-      const stored = await storedByExternalId(trx, existing)
+      const stored = await storedByExternalId(s.punches, existing)
       for (const c of existing) {
         const row = stored.get(c.input.externalId as string)
         if (!row) throw new Error('punch neither inserted nor found by its externalId')
@@ -189,11 +194,11 @@ export async function ingestPunches(
       }
     }
     const final = withFollowers(done, followers)
-    await onCommit(trx, final)
+    await onCommit(s, final)
     // The attendance.punch.created events, in the punches' own transaction (the outbox,
     // docs/decisions/0020-webhook-outbox.md).
     await outbox.emit(
-      trx,
+      s.outbox,
       tenant.id,
       final.flatMap((o) =>
         o.status === 'created' ? [{ type: 'attendance.punch.created' as const, data: o.punch }] : [],

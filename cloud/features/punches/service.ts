@@ -1,4 +1,3 @@
-import type { Kysely, Transaction } from 'kysely'
 import { EMPLOYEE_CODE_PATTERN } from '../../../shared/employee.js'
 import { isId } from '../../../shared/ids.js'
 import { DEFAULT_PAGE_LIMIT } from '../../../shared/pagination.js'
@@ -13,19 +12,24 @@ import { parseTimestamp } from '../../../shared/time.js'
 import { AppError, toProblem } from '../../app-error.js'
 import type { TenantContext } from '../../auth/tenant-context.js'
 import { assertSameFilter, decodeCursor, readPage } from '../../cursor.js'
-import type { RunInTransaction } from '../../db/group-commit.js'
-import type { Database } from '../../db/schema.js'
+import type { UnitOfWork } from '../../db/unit-of-work.js'
 import { compileCheck } from '../../validation.js'
 import {
   type IdempotencyKeyUse,
   IdempotencyRace,
   type IdempotencyService,
-  type IdempotentRequest,
   type StoredResponse,
 } from '../idempotency/service.js'
+import type { IdempotencyStore } from '../idempotency/store.js'
 import type { WebhookOutbox } from '../webhooks/outbox.js'
-import { type IngestInput, ingestPunches, type Outcome, toPunch } from './ingest.js'
-import { PunchStore } from './store.js'
+import { type IngestInput, type IngestStores, ingestPunches, type Outcome, toPunch } from './ingest.js'
+import type { PunchStore } from './store.js'
+
+/** The stores punches use. */
+export interface PunchStores extends IngestStores {
+  punches: PunchStore
+  idempotency: IdempotencyStore
+}
 
 export interface PunchPage {
   data: Punch[]
@@ -38,7 +42,8 @@ export interface Replayable<T> {
   replayed: boolean
 }
 
-type RecordResponse = (trx: Transaction<Database>, response: StoredResponse) => Promise<void>
+/** Stores the response in the transaction whose stores these are. */
+type RecordResponse = (stores: PunchStores, response: StoredResponse) => Promise<void>
 
 const checkPunch = compileCheck<PunchInput>(PunchInputSchema)
 
@@ -76,8 +81,7 @@ function batchResponse(received: number, outcomes: readonly Outcome[]): PunchBat
 export class PunchService {
   constructor(
     private readonly deps: {
-      db: Kysely<Database>
-      transact: RunInTransaction
+      stores: UnitOfWork<PunchStores>
       outbox: WebhookOutbox
       idempotency: IdempotencyService
       now: () => number
@@ -90,18 +94,16 @@ export class PunchService {
     input: PunchInput,
     idempotencyKey?: IdempotencyKeyUse,
   ): Promise<Replayable<Punch>> {
-    const request = idempotencyKey
-      ? this.deps.idempotency.request(idempotencyKey, 'POST /attendance/punches', input)
-      : undefined
-    return this.withIdempotency<Punch>(tenant.id, request, async (recordResponse) => {
+    const keyed = { key: idempotencyKey, operation: 'POST /attendance/punches', body: input }
+    return this.withIdempotency<Punch>(tenant.id, keyed, async (recordResponse) => {
       const [outcome] = await ingestPunches(
         this.deps,
         tenant,
         this.deps.now(),
         [{ index: 0, input }],
-        (trx, o) =>
+        (s, o) =>
           o[0]?.status === 'created'
-            ? recordResponse(trx, { status: 201, body: o[0].punch })
+            ? recordResponse(s, { status: 201, body: o[0].punch })
             : Promise.resolve(),
       )
       if (!outcome) throw new Error('ingest returned no outcome')
@@ -116,10 +118,8 @@ export class PunchService {
     items: readonly unknown[],
     idempotencyKey?: IdempotencyKeyUse,
   ): Promise<Replayable<PunchBatchResponse>> {
-    const request = idempotencyKey
-      ? this.deps.idempotency.request(idempotencyKey, 'POST /attendance/punches/batch', items)
-      : undefined
-    return this.withIdempotency<PunchBatchResponse>(tenant.id, request, async (recordResponse) => {
+    const keyed = { key: idempotencyKey, operation: 'POST /attendance/punches/batch', body: items }
+    return this.withIdempotency<PunchBatchResponse>(tenant.id, keyed, async (recordResponse) => {
       const valid: IngestInput[] = []
       const invalid: Outcome[] = []
       items.forEach((item, index) => {
@@ -137,15 +137,15 @@ export class PunchService {
           items.length,
           [...outcomes, ...invalid].sort((a, b) => a.index - b.index),
         )
-      const outcomes = await ingestPunches(this.deps, tenant, this.deps.now(), valid, (trx, o) =>
-        recordResponse(trx, { status: 200, body: merge(o) }),
+      const outcomes = await ingestPunches(this.deps, tenant, this.deps.now(), valid, (s, o) =>
+        recordResponse(s, { status: 200, body: merge(o) }),
       )
       return { body: merge(outcomes), replayed: false }
     })
   }
 
   async get(tenant: TenantContext, punchId: string): Promise<Punch> {
-    const row = await new PunchStore(this.deps.db).get(tenant.id, punchId)
+    const row = await this.deps.stores.read.punches.get(tenant.id, punchId)
     if (!row) throw new AppError('punch_not_found', `No punch ${punchId}.`)
     return toPunch(row, tenant.timeZone)
   }
@@ -165,26 +165,28 @@ export class PunchService {
     }
     const { rows, nextCursor } = await readPage(
       limit,
-      (n) => new PunchStore(this.deps.db).list(tenant.id, { employeeCode, from, to, after, limit: n }),
+      (n) => this.deps.stores.read.punches.list(tenant.id, { employeeCode, from, to, after, limit: n }),
       (last) => ({ e: employeeCode, f: from, t: to, k: [last.punched_at, last.id] }),
     )
     return { data: rows.map((r) => toPunch(r, tenant.timeZone)), nextCursor }
   }
 
   /**
-   * Runs `work` under an Idempotency-Key: a stored response is replayed; else `work` runs and
-   * records its response in its own transaction. If a concurrent request with the same key commits
-   * first, this one's transaction rolls back and the winner's response is replayed instead.
+   * Runs `work` under an Idempotency-Key, if one is given, for this operation and body: a stored
+   * response is replayed; else `work` runs and records its response in its own transaction. If a
+   * concurrent request with the same key commits first, this one's transaction rolls back and the
+   * winner's response is replayed instead.
    */
   private async withIdempotency<T>(
     tenantId: string,
-    request: IdempotentRequest | undefined,
+    { key, operation, body }: { key: IdempotencyKeyUse | undefined; operation: string; body: unknown },
     work: (recordResponse: RecordResponse) => Promise<Replayable<T>>,
   ): Promise<Replayable<T>> {
     const idempotency = this.deps.idempotency
-    if (!request) return work(async () => {})
-    const recordResponse: RecordResponse = (trx, response) =>
-      idempotency.record(trx, tenantId, request, response)
+    if (!key) return work(async () => {})
+    const request = idempotency.request(key, operation, body)
+    const recordResponse: RecordResponse = (s, response) =>
+      idempotency.record(s.idempotency, tenantId, request, response)
     for (let attempt = 0; attempt < 2; attempt++) {
       const prior = await idempotency.replay(tenantId, request)
       if (prior) return { body: prior.body as T, replayed: true }

@@ -1,5 +1,4 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
-import type { Kysely } from 'kysely'
 import type {
   ConsoleRole,
   ConsoleSession,
@@ -10,16 +9,17 @@ import { AppError } from '../../app-error.js'
 import type { Actor } from '../../auth/actor.js'
 import type { ConsoleContext } from '../../auth/console-context.js'
 import { generateSecret, hashSecret, isWellFormedSecret, type SecretKind } from '../../auth/secret-format.js'
-import type { Database } from '../../db/schema.js'
+import type { UnitOfWork } from '../../db/unit-of-work.js'
 import type { AuditService } from '../audit/service.js'
-import { SignInThrottle } from '../sign-in-throttle/sign-in-throttle.js'
+import type { AuditStore } from '../audit/store.js'
+import { SignInThrottle, type SignInThrottleStores } from '../sign-in-throttle/sign-in-throttle.js'
 import { newPasswordProblem } from '../users/new-password-problem.js'
 import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../users/password.js'
-import { ConsoleUserStore } from '../users/store.js'
+import type { ConsoleUserStore } from '../users/store.js'
 import { type ConsoleUserFields, consoleUserView, normalizeEmail } from '../users/user-view.js'
-import { ConsoleSessionStore, type SessionWithUser } from './store.js'
+import type { ConsoleSessionStore, SessionWithUser } from './store.js'
 
-/** `hjw_`: the web console's session cookie. ≈ 238 bits, like the other bearer secrets. */
+/** `hjw_`: the console's session cookie. ≈ 238 bits, like the other bearer secrets. */
 export const CONSOLE_SESSION: SecretKind = { prefix: 'hjw_', randomLength: 40 }
 
 /**
@@ -38,9 +38,9 @@ export const SESSION_LIFETIME_SECONDS = 12 * 3600
  */
 export const MAX_ACCOUNTS_PER_SIGN_IN = 4
 
-const SECOND = 1_000_000
+const SECOND_MICROS = 1_000_000
 /** The idle clock is moved on at most once a minute: one write a minute, not one per request. */
-const TOUCH_AFTER = 60 * SECOND
+const TOUCH_AFTER_MICROS = 60 * SECOND_MICROS
 
 /** A request's valid session, with its user and tenant as they are now (a role change shows at once). */
 export interface AuthenticatedSession {
@@ -90,6 +90,13 @@ const invalid = (pointer: string, message: string) =>
     errors: [{ in: 'body', pointer, message }],
   })
 
+/** The stores console sign-in uses. */
+export interface ConsoleSessionStores extends SignInThrottleStores {
+  consoleSessions: ConsoleSessionStore
+  consoleUsers: ConsoleUserStore
+  audit: AuditStore
+}
+
 /**
  * Console sign-in (docs/decisions/0071-console-sign-in-delays.md): email and password in, an opaque session
  * out. The cookie carries the session's secret; the database keeps its SHA-256, so a copy of the database
@@ -98,7 +105,13 @@ const invalid = (pointer: string, message: string) =>
 export class ConsoleSessionService {
   private readonly throttle: SignInThrottle
 
-  constructor(private readonly deps: { db: Kysely<Database>; audit: AuditService; now: () => number }) {
+  constructor(
+    private readonly deps: {
+      stores: UnitOfWork<ConsoleSessionStores>
+      audit: AuditService
+      now: () => number
+    },
+  ) {
     this.throttle = new SignInThrottle(deps)
   }
 
@@ -124,8 +137,8 @@ export class ConsoleSessionService {
     if (email === '') throw invalid('#/email', 'must not be blank')
     const attempt = { email, ip }
     const { delaySeconds } = await this.throttle.admit(attempt)
-    const { db, audit } = this.deps
-    const candidates = await new ConsoleUserStore(db).findForSignIn(email, {
+    const { stores, audit } = this.deps
+    const candidates = await stores.read.consoleUsers.findForSignIn(email, {
       tenantId: input.tenantId,
       limit: MAX_ACCOUNTS_PER_SIGN_IN,
     })
@@ -140,7 +153,7 @@ export class ConsoleSessionService {
       // Only a user's own tenant hears of attempts on them; the password itself is never recorded.
       for (const candidate of candidates)
         await audit.record(
-          db,
+          stores.read.audit,
           candidate.tenant_id,
           { name: 'anonymous', ip },
           {
@@ -155,23 +168,24 @@ export class ConsoleSessionService {
     const now = this.deps.now()
     const secret = generateSecret(CONSOLE_SESSION)
     const tokenHash = hashSecret(secret)
-    await db.transaction().execute(async (trx) => {
-      const sessions = new ConsoleSessionStore(trx)
+    const csrfToken = randomBytes(32).toString('base64url')
+    await stores.transaction(async (s) => {
+      const sessions = s.consoleSessions
       if (previousSecret !== undefined && isWellFormedSecret(CONSOLE_SESSION, previousSecret))
         await sessions.delete(hashSecret(previousSecret))
       await sessions.insert({
         token_hash: tokenHash,
         tenant_id: user.tenant_id,
         user_id: user.id,
-        csrf_token: randomBytes(32).toString('base64url'),
+        csrf_token: csrfToken,
         ip,
         created_at: now,
         last_seen_at: now,
-        expires_at: now + SESSION_LIFETIME_SECONDS * SECOND,
+        expires_at: now + SESSION_LIFETIME_SECONDS * SECOND_MICROS,
       })
-      await new ConsoleUserStore(trx).setLastSignIn(user.tenant_id, user.id, now)
-      await this.throttle.succeeded(attempt, trx)
-      await audit.record(trx, user.tenant_id, consoleUserActor(user.id, ip), {
+      await s.consoleUsers.setLastSignIn(user.tenant_id, user.id, now)
+      await this.throttle.succeeded(attempt, s.signInThrottle)
+      await audit.record(s.audit, user.tenant_id, consoleUserActor(user.id, ip), {
         action: 'console_user.signed_in',
         target: { type: 'console_user', id: user.id },
         details: { email },
@@ -186,15 +200,15 @@ export class ConsoleSessionService {
   async authenticate(secret: string, ip: string | null): Promise<AuthenticatedSession | undefined> {
     if (!isWellFormedSecret(CONSOLE_SESSION, secret)) return undefined
     const tokenHash = hashSecret(secret)
-    const store = new ConsoleSessionStore(this.deps.db)
+    const store = this.deps.stores.read.consoleSessions
     const row = await store.findByHashForAuthentication(tokenHash)
     if (!row) return undefined
     const now = this.deps.now()
-    if (row.expires_at <= now || row.last_seen_at + SESSION_IDLE_SECONDS * SECOND <= now) {
+    if (row.expires_at <= now || row.last_seen_at + SESSION_IDLE_SECONDS * SECOND_MICROS <= now) {
       await store.delete(tokenHash)
       return undefined
     }
-    if (now - row.last_seen_at >= TOUCH_AFTER) await store.touch(tokenHash, now)
+    if (now - row.last_seen_at >= TOUCH_AFTER_MICROS) await store.touch(tokenHash, now)
     return toAuthenticated(row, ip)
   }
 
@@ -217,9 +231,9 @@ export class ConsoleSessionService {
 
   /** Ends the session server-side: its cookie signs no one in again, even if replayed. */
   async signOut(session: AuthenticatedSession): Promise<void> {
-    await this.deps.db.transaction().execute(async (trx) => {
-      if (await new ConsoleSessionStore(trx).delete(session.tokenHash)) {
-        await this.deps.audit.record(trx, session.tenant.id, session.context.actor, {
+    await this.deps.stores.transaction(async (s) => {
+      if (await s.consoleSessions.delete(session.tokenHash)) {
+        await this.deps.audit.record(s.audit, session.tenant.id, session.context.actor, {
           action: 'console_user.signed_out',
           target: { type: 'console_user', id: session.user.id },
         })
@@ -240,11 +254,11 @@ export class ConsoleSessionService {
     if (next === current) throw invalid('#/newPassword', 'must differ from the current password')
     if (normalizeEmail(next) === session.user.email) throw invalid('#/newPassword', 'must not be your email')
 
-    const { db, audit } = this.deps
+    const { stores, audit } = this.deps
     const tenantId = session.tenant.id
     const attempt = { email: session.user.email, ip: session.context.actor.ip }
     await this.throttle.admit(attempt)
-    const user = await new ConsoleUserStore(db).get(tenantId, session.user.id)
+    const user = await stores.read.consoleUsers.get(tenantId, session.user.id)
     if (!user) throw new AppError('session_expired', 'Your console user was removed.')
     // Not charged to the address as well: a session guesses at its own user's password only, and
     // the address's count is there against spraying over many emails.
@@ -255,11 +269,11 @@ export class ConsoleSessionService {
       )
 
     const passwordHash = await hashPassword(next)
-    await db.transaction().execute(async (trx) => {
-      await new ConsoleUserStore(trx).setPassword(tenantId, user.id, passwordHash, false)
-      const ended = await new ConsoleSessionStore(trx).deleteForUser(tenantId, user.id, session.tokenHash)
-      await this.throttle.succeeded(attempt, trx)
-      await audit.record(trx, tenantId, session.context.actor, {
+    await stores.transaction(async (s) => {
+      await s.consoleUsers.setPassword(tenantId, user.id, passwordHash, false)
+      const ended = await s.consoleSessions.deleteForUser(tenantId, user.id, session.tokenHash)
+      await this.throttle.succeeded(attempt, s.signInThrottle)
+      await audit.record(s.audit, tenantId, session.context.actor, {
         action: 'console_user.password_changed',
         target: { type: 'console_user', id: user.id },
         details: { otherSessionsEnded: ended },
@@ -270,9 +284,9 @@ export class ConsoleSessionService {
   /** Drops sessions past their expiry and sign-in counters past their window (hourly, off the request path). */
   async purgeExpired(): Promise<number> {
     const now = this.deps.now()
-    const sessions = await new ConsoleSessionStore(this.deps.db).deleteExpired(
+    const sessions = await this.deps.stores.read.consoleSessions.deleteExpired(
       now,
-      now - SESSION_IDLE_SECONDS * SECOND,
+      now - SESSION_IDLE_SECONDS * SECOND_MICROS,
     )
     return sessions + (await this.throttle.purgeExpired())
   }

@@ -11,11 +11,6 @@ export type SignInCounterRow = ConsoleSignInFailuresTable
 export class SignInThrottleStore {
   constructor(private readonly db: Executor) {}
 
-  /** Runs `work` in one transaction, with a store bound to it; the counters it charges stay locked until the end. */
-  transaction<T>(work: (store: SignInThrottleStore) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute((trx) => work(new SignInThrottleStore(trx)))
-  }
-
   read(key: string): Promise<SignInCounterRow | undefined> {
     return this.db
       .selectFrom('console_sign_in_failures')

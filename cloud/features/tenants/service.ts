@@ -2,9 +2,9 @@ import { newId } from '../../../shared/ids.js'
 import { isValidTimeZone, nowMicros } from '../../../shared/time.js'
 import { AppError } from '../../app-error.js'
 import { DEFAULT_BACKFILL_DAYS, DEFAULT_TIME_ZONE } from '../../auth/tenant-context.js'
-import type { DbTransaction, Executor } from '../../db/executor.js'
 import { isUniqueViolation } from '../../db/unique-violation.js'
-import { TenantStore } from './store.js'
+import type { UnitOfWork } from '../../db/unit-of-work.js'
+import type { TenantStore } from './store.js'
 
 export interface CreateTenantInput {
   name: string
@@ -20,17 +20,22 @@ export interface CreatedTenant {
   adminPassword: string
 }
 
+/** The stores creating a tenant uses itself; the owner's are whatever `OwnerAccounts` needs of `S`. */
+export interface TenantStores {
+  tenants: Pick<TenantStore, 'insert'>
+}
+
 /**
  * What creating a tenant needs from the console's accounts: its first owner. The service receives it
  * where the services are built, so that tenants/ imports nothing of users/
  * (docs/development/architecture.md, "Cloud layers").
  */
-export interface OwnerAccounts {
+export interface OwnerAccounts<S> {
   /** A password good for the first sign-in only, and its hash; slow, so made before the transaction. */
   newOwnerPassword(): Promise<{ password: string; passwordHash: string }>
-  /** Adds the owner in the transaction that adds the tenant. */
+  /** Adds the owner through `stores`, those of the transaction that adds the tenant. */
   addOwner(
-    trx: DbTransaction,
+    stores: S,
     tenantId: string,
     owner: { email: string; passwordHash: string; createdAtMicros: number },
   ): Promise<void>
@@ -38,8 +43,8 @@ export interface OwnerAccounts {
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
-export class TenantService {
-  constructor(private readonly deps: { db: Executor; owners: OwnerAccounts }) {}
+export class TenantService<S extends TenantStores> {
+  constructor(private readonly deps: { stores: UnitOfWork<S>; owners: OwnerAccounts<NoInfer<S>> }) {}
 
   async create(input: CreateTenantInput): Promise<CreatedTenant> {
     const name = input.name.trim()
@@ -57,20 +62,20 @@ export class TenantService {
 
     const tenantId = newId('tenant')
     const { password: adminPassword, passwordHash } = await this.deps.owners.newOwnerPassword()
-    const now = nowMicros()
+    const createdAtMicros = nowMicros()
     try {
-      await this.deps.db.transaction().execute(async (trx) => {
-        await new TenantStore(trx).insert({
+      await this.deps.stores.transaction(async (s) => {
+        await s.tenants.insert({
           id: tenantId,
           name,
           time_zone: timeZone,
           backfill_days: backfillDays,
-          created_at: now,
+          created_at: createdAtMicros,
         })
-        await this.deps.owners.addOwner(trx, tenantId, {
+        await this.deps.owners.addOwner(s, tenantId, {
           email: adminEmail,
           passwordHash,
-          createdAtMicros: now,
+          createdAtMicros,
         })
       })
     } catch (err) {

@@ -1,7 +1,6 @@
-import { type Kysely, sql, type Transaction } from 'kysely'
-import type { Database, TenantsTable } from '../../db/schema.js'
-
-type Executor = Kysely<Database> | Transaction<Database>
+import { sql } from 'kysely'
+import type { Executor } from '../../db/executor.js'
+import type { TenantsTable } from '../../db/schema.js'
 
 export class TenantStore {
   constructor(private readonly db: Executor) {}

@@ -1,7 +1,6 @@
 import { newId } from '../../../shared/ids.js'
-import type { DbTransaction } from '../../db/executor.js'
 import { generatePassword, hashPassword } from './password.js'
-import { ConsoleUserStore } from './store.js'
+import type { ConsoleUserStore } from './store.js'
 
 /**
  * A new tenant's first console user, its owner, as the tenant service asks for one
@@ -16,13 +15,16 @@ export class ConsoleOwnerAccounts {
     return { password, passwordHash: await hashPassword(password) }
   }
 
-  /** Adds the owner, who must change the password at the first sign-in, in the tenant's transaction. */
+  /**
+   * Adds the owner, who must change the password at the first sign-in, through `stores`: those of the
+   * tenant's transaction.
+   */
   async addOwner(
-    trx: DbTransaction,
+    stores: { consoleUsers: Pick<ConsoleUserStore, 'insert'> },
     tenantId: string,
     owner: { email: string; passwordHash: string; createdAtMicros: number },
   ): Promise<void> {
-    await new ConsoleUserStore(trx).insert(tenantId, {
+    await stores.consoleUsers.insert(tenantId, {
       id: newId('consoleUser'),
       email: owner.email,
       password_hash: owner.passwordHash,

@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely'
 import type {
   ConsoleRole,
   ConsoleUser,
@@ -11,13 +10,14 @@ import { DEFAULT_PAGE_LIMIT } from '../../../shared/pagination.js'
 import { AppError } from '../../app-error.js'
 import type { Actor } from '../../auth/actor.js'
 import { decodeCursor, readPage } from '../../cursor.js'
-import type { Database } from '../../db/schema.js'
 import { isUniqueViolation } from '../../db/unique-violation.js'
+import type { UnitOfWork } from '../../db/unit-of-work.js'
 import type { AuditService } from '../audit/service.js'
-import { ConsoleSessionStore } from '../sessions/store.js'
-import { SignInThrottle } from '../sign-in-throttle/sign-in-throttle.js'
+import type { AuditStore } from '../audit/store.js'
+import type { ConsoleSessionStore } from '../sessions/store.js'
+import { SignInThrottle, type SignInThrottleStores } from '../sign-in-throttle/sign-in-throttle.js'
 import { generatePassword, hashPassword } from './password.js'
-import { ConsoleUserStore } from './store.js'
+import type { ConsoleUserStore } from './store.js'
 import { consoleUserView, normalizeEmail } from './user-view.js'
 
 /** Who asks: their role decides whom they may invite or remove. */
@@ -38,8 +38,21 @@ function assertMayManage(caller: ConsoleCaller, role: string, doing: string): vo
     throw new AppError('insufficient_role', `Only an owner can ${doing} an owner.`)
 }
 
+/** The stores console users are managed with. */
+export interface ConsoleUserStores extends SignInThrottleStores {
+  consoleUsers: ConsoleUserStore
+  consoleSessions: Pick<ConsoleSessionStore, 'deleteForUser'>
+  audit: AuditStore
+}
+
 export class ConsoleUserService {
-  constructor(private readonly deps: { db: Kysely<Database>; audit: AuditService; now: () => number }) {}
+  private readonly throttle: SignInThrottle
+
+  constructor(
+    private readonly deps: { stores: UnitOfWork<ConsoleUserStores>; audit: AuditService; now: () => number },
+  ) {
+    this.throttle = new SignInThrottle(deps)
+  }
 
   /** In the order they were created. */
   async list(
@@ -53,7 +66,7 @@ export class ConsoleUserService {
         : decodeCursor(query.cursor, (v) => (isId('consoleUser', v.u) ? v.u : undefined))
     const { rows, nextCursor } = await readPage(
       limit,
-      (n) => new ConsoleUserStore(this.deps.db).list(tenantId, { afterId, limit: n }),
+      (n) => this.deps.stores.read.consoleUsers.list(tenantId, { afterId, limit: n }),
       (last) => ({ u: last.id }),
     )
     return { data: rows.map(consoleUserView), nextCursor }
@@ -79,9 +92,9 @@ export class ConsoleUserService {
       created_at: now,
     }
     try {
-      await this.deps.db.transaction().execute(async (trx) => {
-        await new ConsoleUserStore(trx).insert(tenantId, row)
-        await this.deps.audit.record(trx, tenantId, caller.actor, {
+      await this.deps.stores.transaction(async (s) => {
+        await s.consoleUsers.insert(tenantId, row)
+        await this.deps.audit.record(s.audit, tenantId, caller.actor, {
           action: 'console_user.invited',
           target: { type: 'console_user', id: row.id },
           details: { email, role: input.role },
@@ -102,17 +115,17 @@ export class ConsoleUserService {
 
   /** Removes a user and ends their sessions at once. Never the tenant's last owner. */
   async remove(tenantId: string, userId: string, caller: ConsoleCaller): Promise<void> {
-    await this.deps.db.transaction().execute(async (trx) => {
-      const users = new ConsoleUserStore(trx)
+    await this.deps.stores.transaction(async (s) => {
+      const users = s.consoleUsers
       await users.lockTenant(tenantId)
       const user = await users.get(tenantId, userId)
       if (!user) throw new AppError('console_user_not_found', `No console user ${userId}.`)
       assertMayManage(caller, user.role, 'remove')
       if (user.role === 'owner' && (await users.countOwners(tenantId)) <= 1)
         throw new AppError('last_owner', 'This is the only owner: make another user an owner first.')
-      const sessions = await new ConsoleSessionStore(trx).deleteForUser(tenantId, userId)
+      const sessions = await s.consoleSessions.deleteForUser(tenantId, userId)
       await users.delete(tenantId, userId)
-      await this.deps.audit.record(trx, tenantId, caller.actor, {
+      await this.deps.audit.record(s.audit, tenantId, caller.actor, {
         action: 'console_user.removed',
         target: { type: 'console_user', id: userId },
         details: { email: user.email, role: user.role, sessionsEnded: sessions },
@@ -128,15 +141,15 @@ export class ConsoleUserService {
     const normalized = normalizeEmail(email)
     const temporaryPassword = generatePassword()
     const passwordHash = await hashPassword(temporaryPassword)
-    const user = await this.deps.db.transaction().execute(async (trx) => {
-      const users = new ConsoleUserStore(trx)
+    const user = await this.deps.stores.transaction(async (s) => {
+      const users = s.consoleUsers
       const found = await users.getByEmail(tenantId, normalized)
       if (!found)
         throw new AppError('console_user_not_found', `No console user ${normalized} in tenant ${tenantId}.`)
       await users.setPassword(tenantId, found.id, passwordHash, true)
-      const sessions = await new ConsoleSessionStore(trx).deleteForUser(tenantId, found.id)
-      await new SignInThrottle(this.deps).forgetEmail(normalized, trx)
-      await this.deps.audit.record(trx, tenantId, actor, {
+      const sessions = await s.consoleSessions.deleteForUser(tenantId, found.id)
+      await this.throttle.forgetEmail(normalized, s.signInThrottle)
+      await this.deps.audit.record(s.audit, tenantId, actor, {
         action: 'console_user.password_reset',
         target: { type: 'console_user', id: found.id },
         details: { email: normalized, sessionsEnded: sessions },

@@ -1,11 +1,12 @@
-import type { Kysely, Transaction } from 'kysely'
 import { newId } from '../../../shared/ids.js'
-import type { Database } from '../../db/schema.js'
+import type { UnitOfWork } from '../../db/unit-of-work.js'
 import type { WebhookSettings } from '../../settings/webhook-settings.js'
 import type { AuditService } from '../audit/service.js'
-import { type DeliveryRow, DeliveryStore } from './delivery-store.js'
-import { type EndpointRow, EndpointStore } from './endpoint-store.js'
+import type { AuditStore } from '../audit/store.js'
+import type { DeliveryRow, DeliveryStore } from './delivery-store.js'
+import type { EndpointRow, EndpointStore } from './endpoint-store.js'
 import type { WebhookOutbox } from './outbox.js'
+import type { OutboxStore } from './outbox-store.js'
 import type { AttemptResult } from './webhook-sender.js'
 
 /**
@@ -23,8 +24,19 @@ export type RecordedOutcome =
   /** The claim had passed to another dispatcher: nothing was written. */
   | { recorded: false }
 
+/** The stores an attempt's outcome is written through. */
+export interface AttemptStores {
+  deliveries: Pick<DeliveryStore, 'update' | 'insertAttempt'>
+  endpoints: Pick<EndpointStore, 'get' | 'update'>
+  audit: AuditStore
+  outbox: OutboxStore
+}
+
+/** Why the dispatcher disabled an endpoint. */
+type DisableReason = 'gone' | 'failing'
+
 export interface AttemptRecorderOptions {
-  db: Kysely<Database>
+  stores: UnitOfWork<AttemptStores>
   audit: AuditService
   outbox: WebhookOutbox
   settings: WebhookSettings
@@ -50,9 +62,9 @@ export class AttemptRecorder {
     const { settings } = this.options
     const number = delivery.attempts + 1
     const succeeded = result.status !== null && result.status >= 200 && result.status < 300
-    return this.options.db.transaction().execute(async (trx): Promise<RecordedOutcome> => {
-      const deliveries = new DeliveryStore(trx)
-      const endpoints = new EndpointStore(trx)
+    type Written = { outcome: RecordedOutcome; disabled?: DisableReason | undefined }
+    const { outcome, disabled } = await this.options.stores.transaction(async (s): Promise<Written> => {
+      const { deliveries, endpoints } = s
       const exhausted = !succeeded && number >= settings.retrySchedule.length
       // The delivery's next step first, under its claim: the update locks the row, and tells whether
       // this dispatcher still owns it. Should the lease have run out and another instance have taken
@@ -71,7 +83,7 @@ export class AttemptRecorder {
         at,
         lease,
       )
-      if (!owned) return { recorded: false }
+      if (!owned) return { outcome: { recorded: false } }
       await deliveries.insertAttempt(delivery.tenant_id, {
         id: newId('webhookAttempt'),
         delivery_id: delivery.id,
@@ -84,16 +96,22 @@ export class AttemptRecorder {
         error: result.error,
       })
       const endpoint = await endpoints.get(delivery.tenant_id, delivery.endpoint_id)
-      if (!endpoint) return { recorded: true, endpointActive: false }
+      if (!endpoint) return { outcome: { recorded: true, endpointActive: false } }
       if (succeeded) {
         if (endpoint.failing_since !== null)
           await endpoints.update(delivery.tenant_id, delivery.endpoint_id, { failing_since: null }, at)
         // A pause or a deletion made meanwhile ends the endpoint's run.
-        return { recorded: true, endpointActive: endpoint.status === 'active' }
+        return { outcome: { recorded: true, endpointActive: endpoint.status === 'active' } }
       }
-      await this.recordFailure(trx, endpoint, result, at)
-      return { recorded: true, endpointActive: false }
+      const disabled = await this.recordFailure(s, endpoint, result, at)
+      return { outcome: { recorded: true, endpointActive: false }, disabled }
     })
+    // Told once it has committed: a transaction may run again (db/unit-of-work.ts).
+    if (disabled) {
+      const { tenant_id: tenantId, endpoint_id: endpointId } = delivery
+      this.options.log.warn({ tenantId, endpointId, reason: disabled }, 'webhook endpoint disabled')
+    }
+    return outcome
   }
 
   /**
@@ -110,39 +128,40 @@ export class AttemptRecorder {
   /**
    * A failed attempt marks when the endpoint began failing; an endpoint that answers 410 Gone, or
    * has failed for disableAfter with no success, is disabled, with an event and an audit entry.
+   * Returns why, if it disabled the endpoint.
    */
   private async recordFailure(
-    trx: Transaction<Database>,
+    s: AttemptStores,
     endpoint: EndpointRow,
     result: AttemptResult,
-    at: number,
-  ): Promise<void> {
-    const endpoints = new EndpointStore(trx)
+    atMicros: number,
+  ): Promise<DisableReason | undefined> {
+    const { endpoints } = s
     const { tenant_id: tenantId, id: endpointId } = endpoint
-    if (endpoint.status === 'disabled') return
-    const failingSince = endpoint.failing_since ?? at
+    if (endpoint.status === 'disabled') return undefined
+    const failingSinceMicros = endpoint.failing_since ?? atMicros
     if (endpoint.failing_since === null)
-      await endpoints.update(tenantId, endpointId, { failing_since: at }, at)
-    let reason: 'gone' | 'failing' | undefined
+      await endpoints.update(tenantId, endpointId, { failing_since: atMicros }, atMicros)
+    let reason: DisableReason | undefined
     let detail = ''
     if (result.status === 410) {
       reason = 'gone'
       detail = 'The endpoint answered 410 Gone.'
-    } else if (at - failingSince >= this.options.settings.disableAfterSeconds * 1_000_000) {
+    } else if (atMicros - failingSinceMicros >= this.options.settings.disableAfterSeconds * 1_000_000) {
       reason = 'failing'
-      detail = `Every attempt failed for ${describeSpan(at - failingSince)}.`
+      detail = `Every attempt failed for ${describeSpan(atMicros - failingSinceMicros)}.`
     }
-    if (!reason) return
-    await endpoints.update(tenantId, endpointId, { status: 'disabled', disabled_reason: detail }, at)
-    await this.options.audit.record(trx, tenantId, DISPATCHER, {
+    if (!reason) return undefined
+    await endpoints.update(tenantId, endpointId, { status: 'disabled', disabled_reason: detail }, atMicros)
+    await this.options.audit.record(s.audit, tenantId, DISPATCHER, {
       action: 'webhook_endpoint.disabled',
       target: { type: 'webhook_endpoint', id: endpointId },
       details: { reason, detail },
     })
-    await this.options.outbox.emit(trx, tenantId, [
+    await this.options.outbox.emit(s.outbox, tenantId, [
       { type: 'webhook_endpoint.disabled', data: { endpointId, url: endpoint.url, reason, detail } },
     ])
-    this.options.log.warn({ tenantId, endpointId, reason }, 'webhook endpoint disabled')
+    return reason
   }
 }
 

@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely'
 import { isId } from '../../../shared/ids.js'
 import { DEFAULT_PAGE_LIMIT } from '../../../shared/pagination.js'
 import { formatServerTime, parseTimestamp } from '../../../shared/time.js'
@@ -13,12 +12,20 @@ import {
 import { AppError } from '../../app-error.js'
 import type { Actor } from '../../auth/actor.js'
 import { decodeCursor, readPage, resumeFilters } from '../../cursor.js'
-import type { Database } from '../../db/schema.js'
+import type { UnitOfWork } from '../../db/unit-of-work.js'
 import type { AuditService } from '../audit/service.js'
+import type { AuditStore } from '../audit/store.js'
 import { timeFilter } from '../time-filter.js'
-import { type DeliveryRow, DeliveryStore, type PayloadMeta } from './delivery-store.js'
-import { EndpointStore } from './endpoint-store.js'
+import type { DeliveryRow, DeliveryStore, PayloadMeta } from './delivery-store.js'
+import type { EndpointStore } from './endpoint-store.js'
 import type { WebhookOutbox } from './outbox.js'
+
+/** The stores the delivery log uses. */
+export interface DeliveryServiceStores {
+  deliveries: DeliveryStore
+  endpoints: Pick<EndpointStore, 'get'>
+  audit: AuditStore
+}
 
 interface DeliveryFilter {
   endpointId: string | undefined
@@ -76,7 +83,7 @@ function toDelivery(row: DeliveryRow & PayloadMeta): WebhookDelivery {
 export class DeliveryService {
   constructor(
     private readonly deps: {
-      db: Kysely<Database>
+      stores: UnitOfWork<DeliveryServiceStores>
       audit: AuditService
       outbox: WebhookOutbox
       now: () => number
@@ -103,14 +110,14 @@ export class DeliveryService {
     }
     const { rows, nextCursor } = await readPage(
       limit,
-      (n) => new DeliveryStore(this.deps.db).list(tenantId, { ...filter, beforeId, limit: n }),
+      (n) => this.deps.stores.read.deliveries.list(tenantId, { ...filter, beforeId, limit: n }),
       (last) => ({ ...filter, beforeId: last.id }) satisfies DeliveryCursor,
     )
     return { data: rows.map(toDelivery), nextCursor }
   }
 
   async show(tenantId: string, id: string): Promise<WebhookDeliveryDetail> {
-    const store = new DeliveryStore(this.deps.db)
+    const store = this.deps.stores.read.deliveries
     const row = await store.get(tenantId, id)
     if (!row) throw new AppError('webhook_delivery_not_found', `No delivery ${id}.`)
     const attempts = await store.attempts(tenantId, id)
@@ -132,9 +139,8 @@ export class DeliveryService {
   /** One more attempt of a failed or exhausted delivery, now, recorded as manual. */
   async retry(tenantId: string, id: string, actor: Actor): Promise<WebhookDelivery> {
     const now = this.deps.now()
-    const delivery = await this.deps.db.transaction().execute(async (trx) => {
-      const store = new DeliveryStore(trx)
-      const row = await store.get(tenantId, id)
+    const delivery = await this.deps.stores.transaction(async (s) => {
+      const row = await s.deliveries.get(tenantId, id)
       if (!row) throw new AppError('webhook_delivery_not_found', `No delivery ${id}.`)
       if (row.status !== 'failed' && row.status !== 'exhausted') {
         throw new AppError(
@@ -143,19 +149,19 @@ export class DeliveryService {
         )
       }
       // Deliveries to a deleted endpoint are never attempted: a retry would be accepted and never made.
-      if (!(await new EndpointStore(trx).get(tenantId, row.endpoint_id))) {
+      if (!(await s.endpoints.get(tenantId, row.endpoint_id))) {
         throw new AppError(
           'webhook_delivery_not_retryable',
           `Delivery ${id} cannot be retried: its endpoint ${row.endpoint_id} was deleted.`,
         )
       }
-      if (!(await store.scheduleManualAttempt(tenantId, id, now))) {
+      if (!(await s.deliveries.scheduleManualAttempt(tenantId, id, now))) {
         throw new AppError(
           'webhook_delivery_not_retryable',
           `An attempt of delivery ${id} is in flight; retry it once that attempt has ended.`,
         )
       }
-      await this.deps.audit.record(trx, tenantId, actor, {
+      await this.deps.audit.record(s.audit, tenantId, actor, {
         action: 'webhook_delivery.retried',
         target: { type: 'webhook_delivery', id },
         details: { endpointId: row.endpoint_id, messageId: row.event_id, previousStatus: row.status },
@@ -180,18 +186,17 @@ export class DeliveryService {
       })
     }
     const now = this.deps.now()
-    const replayed = await this.deps.db.transaction().execute(async (trx) => {
-      if (!(await new EndpointStore(trx).get(tenantId, endpointId))) {
+    const replayed = await this.deps.stores.transaction(async (s) => {
+      if (!(await s.endpoints.get(tenantId, endpointId))) {
         throw new AppError('webhook_endpoint_not_found', `No webhook endpoint ${endpointId}.`)
       }
-      const store = new DeliveryStore(trx)
-      const failed = await store.failedSince(tenantId, endpointId, since)
+      const failed = await s.deliveries.failedSince(tenantId, endpointId, since)
       // One with an attempt in flight is being tried already; its outcome would undo a replay.
       let scheduled = 0
       for (const row of failed) {
-        if (await store.scheduleManualAttempt(tenantId, row.id, now)) scheduled++
+        if (await s.deliveries.scheduleManualAttempt(tenantId, row.id, now)) scheduled++
       }
-      await this.deps.audit.record(trx, tenantId, actor, {
+      await this.deps.audit.record(s.audit, tenantId, actor, {
         action: 'webhook_delivery.replayed',
         target: { type: 'webhook_endpoint', id: endpointId },
         details: { since: formatServerTime(since), deliveries: scheduled },

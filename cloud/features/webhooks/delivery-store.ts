@@ -1,17 +1,18 @@
-import type { Kysely, Transaction } from 'kysely'
-import type {
-  Database,
-  WebhookAttemptsTable,
-  WebhookDeliveriesTable,
-  WebhookEndpointsTable,
-  WebhookEventsTable,
-} from '../../db/schema.js'
-
-type Executor = Kysely<Database> | Transaction<Database>
+import type { Executor } from '../../db/executor.js'
+import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEventsTable } from '../../db/schema.js'
+import { stampedUpdate } from '../../db/stamped-update.js'
 
 export type DeliveryRow = WebhookDeliveriesTable
 export type AttemptRow = WebhookAttemptsTable
 export type EventRow = WebhookEventsTable
+
+/** What may change of a delivery once made. */
+export type DeliveryChanges = Partial<
+  Pick<
+    DeliveryRow,
+    'status' | 'attempts' | 'next_attempt_at' | 'next_trigger' | 'last_attempt_at' | 'claimed_until'
+  >
+>
 
 export type PayloadMeta = Pick<EventRow, 'body_bytes' | 'body_sha256'>
 
@@ -64,20 +65,6 @@ export class DeliveryStore {
   async markFannedOut(ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return
     await this.db.updateTable('webhook_events').set({ fanned_out: 1 }).where('id', 'in', ids).execute()
-  }
-
-  /** A tenant's endpoints that are not deleted, which may take deliveries now or later. */
-  async subscribers(tenantId: string): Promise<Pick<WebhookEndpointsTable, 'id' | 'events' | 'status'>[]> {
-    return (
-      this.db
-        .selectFrom('webhook_endpoints')
-        .select(['id', 'events', 'status'])
-        .where('tenant_id', '=', tenantId)
-        .where('deleted_at', 'is', null)
-        // One order everywhere: two fan-outs of an event insert its deliveries in the same order.
-        .orderBy('id')
-        .execute()
-    )
   }
 
   async insertDeliveries(rows: readonly DeliveryRow[]): Promise<void> {
@@ -167,24 +154,16 @@ export class DeliveryStore {
       .execute()
   }
 
+  /** Changes a delivery; false if no row was changed (with `claimedUntil`: the claim had passed). */
   async update(
     tenantId: string,
     id: string,
-    changes: Partial<
-      Pick<
-        DeliveryRow,
-        'status' | 'attempts' | 'next_attempt_at' | 'next_trigger' | 'last_attempt_at' | 'claimed_until'
-      >
-    >,
-    at: number,
+    changes: DeliveryChanges,
+    atMicros: number,
     /** Only while this claim holds: a dispatcher's write of its attempt's outcome. */
     claimedUntil?: number,
   ): Promise<boolean> {
-    let q = this.db
-      .updateTable('webhook_deliveries')
-      .set({ ...changes, updated_at: at })
-      .where('tenant_id', '=', tenantId)
-      .where('id', '=', id)
+    let q = stampedUpdate(this.db, 'webhook_deliveries', tenantId, id, changes, atMicros)
     if (claimedUntil !== undefined) q = q.where('claimed_until', '=', claimedUntil)
     const result = await q.executeTakeFirst()
     return result.numUpdatedRows > 0n

@@ -1,17 +1,18 @@
-import type { Kysely } from 'kysely'
 import PQueue from 'p-queue'
 import type { LogFn } from 'pino'
-import type { Database } from '../../db/schema.js'
 import type { SecretBox } from '../../db/secret-box.js'
+import type { UnitOfWork } from '../../db/unit-of-work.js'
 import type { WebhookSettings } from '../../settings/webhook-settings.js'
 import type { AuditService } from '../audit/service.js'
+import type { AuditStore } from '../audit/store.js'
 import { ADDRESS_NOT_ALLOWED } from './attempt-error.js'
 import { AttemptRecorder } from './attempt-recorder.js'
-import { DeliveryStore, type DueDelivery } from './delivery-store.js'
+import type { DeliveryRow, DeliveryStore, DueDelivery } from './delivery-store.js'
 import { secretContext } from './endpoint-service.js'
-import { EndpointStore } from './endpoint-store.js'
+import type { EndpointStore } from './endpoint-store.js'
 import { fanOutEvents } from './fan-out.js'
 import type { WebhookOutbox } from './outbox.js'
+import type { OutboxStore } from './outbox-store.js'
 import type { AttemptResult, WebhookSender } from './webhook-sender.js'
 
 /** How often an idle dispatcher looks for due retries and events from other instances. */
@@ -20,8 +21,16 @@ const IDLE_POLL_MS = 250
 const RUN_LENGTH = 10
 const FAN_OUT_BATCH = 500
 
+/** The stores the dispatcher, its fan-out and its attempt recorder use. */
+export interface DispatcherStores {
+  deliveries: DeliveryStore
+  endpoints: EndpointStore
+  audit: AuditStore
+  outbox: OutboxStore
+}
+
 export interface DispatcherOptions {
-  db: Kysely<Database>
+  stores: UnitOfWork<DispatcherStores>
   /** PostgreSQL: claims lock rows (FOR UPDATE SKIP LOCKED) so instances share the work safely. */
   dialect: 'sqlite' | 'postgres'
   secretBox: () => SecretBox
@@ -102,7 +111,7 @@ export class WebhookDispatcher {
       let busy = false
       try {
         if (claimsToRelease) {
-          await new DeliveryStore(this.options.db).releaseAllClaims()
+          await this.options.stores.read.deliveries.releaseAllClaims()
           claimsToRelease = false
         }
         // Round again at once only if there may be more: a full batch of events fanned out, or every
@@ -132,10 +141,10 @@ export class WebhookDispatcher {
 
   /** Makes deliveries of events not yet fanned out; returns how many events it took. */
   private async fanOut(): Promise<number> {
-    const now = this.options.now()
-    return this.options.db.transaction().execute((trx) =>
-      fanOutEvents(trx, {
-        now,
+    const nowMicros = this.options.now()
+    return this.options.stores.transaction((s) =>
+      fanOutEvents(s, {
+        nowMicros,
         limit: FAN_OUT_BATCH,
         lock: this.options.dialect === 'postgres' ? 'skip' : 'none',
       }),
@@ -165,9 +174,8 @@ export class WebhookDispatcher {
       .map(([tenantId]) => tenantId)
     const limit = free * RUN_LENGTH
     let pageFull = false
-    const runs = await this.options.db.transaction().execute(async (trx) => {
-      const store = new DeliveryStore(trx)
-      const due = await store.dueDeliveries(
+    const runs = await this.options.stores.transaction(async ({ deliveries }) => {
+      const due = await deliveries.dueDeliveries(
         now,
         limit,
         this.options.dialect === 'postgres',
@@ -188,8 +196,8 @@ export class WebhookDispatcher {
         run.forEach((delivery, k) => {
           leases.set(delivery.id, now + ((k + 1) * settings.timeoutSeconds + 60) * 1_000_000)
         })
-      await store.claim(leases)
-      const loaded = new Map((await store.forAttempt([...leases.keys()])).map((d) => [d.delivery.id, d]))
+      await deliveries.claim(leases)
+      const loaded = new Map((await deliveries.forAttempt([...leases.keys()])).map((d) => [d.delivery.id, d]))
       return planned.map((run) =>
         run.flatMap((d) => {
           const due = loaded.get(d.id)
@@ -235,24 +243,26 @@ export class WebhookDispatcher {
         if (!carryOn) break
       }
     } finally {
-      const store = new DeliveryStore(this.options.db)
-      for (const { delivery, lease } of run.slice(next)) {
-        await store.update(
-          delivery.tenant_id,
-          delivery.id,
-          { claimed_until: null },
-          this.options.now(),
-          lease,
-        )
-      }
+      for (const { delivery, lease } of run.slice(next)) await this.release(delivery, lease)
     }
+  }
+
+  /** Drops this dispatcher's claim of a delivery it did not attempt, for the next round to take. */
+  private async release(delivery: DeliveryRow, lease: number): Promise<void> {
+    await this.options.stores.read.deliveries.update(
+      delivery.tenant_id,
+      delivery.id,
+      { claimed_until: null },
+      this.options.now(),
+      lease,
+    )
   }
 
   /** Sends one claimed delivery and records the outcome; true if the run may go on. */
   private async attempt({ delivery, url, body, lease }: ClaimedDelivery): Promise<boolean> {
     const { now } = this.options
     const secrets = (
-      await new EndpointStore(this.options.db).liveSecrets(delivery.tenant_id, delivery.endpoint_id, now())
+      await this.options.stores.read.endpoints.liveSecrets(delivery.tenant_id, delivery.endpoint_id, now())
     ).map((s) => this.options.secretBox().open(s.sealed_secret, secretContext(delivery.endpoint_id)))
     const startedAt = now()
     const abort = new AbortController()
@@ -264,13 +274,7 @@ export class WebhookDispatcher {
       this.aborts.delete(abort)
     }
     if (abort.signal.aborted) {
-      await new DeliveryStore(this.options.db).update(
-        delivery.tenant_id,
-        delivery.id,
-        { claimed_until: null },
-        now(),
-        lease,
-      )
+      await this.release(delivery, lease)
       return false
     }
     const outcome = await this.recorder.record(delivery, lease, result, startedAt, now())

@@ -1,4 +1,3 @@
-import type { Kysely, Transaction } from 'kysely'
 import { newId } from '../../../shared/ids.js'
 import { NO_CONTROL_CHARACTERS } from '../../../shared/schema-helpers.js'
 import { formatServerTime } from '../../../shared/time.js'
@@ -6,21 +5,28 @@ import { isWebhookEventType, type WebhookEventType } from '../../../shared/webho
 import type { WebhookEndpoint, WebhookEndpointInput } from '../../../shared/webhooks.js'
 import { AppError } from '../../app-error.js'
 import type { Actor } from '../../auth/actor.js'
-import type { RunInTransaction } from '../../db/group-commit.js'
-import type { Database } from '../../db/schema.js'
 import type { SecretBox } from '../../db/secret-box.js'
+import type { UnitOfWork } from '../../db/unit-of-work.js'
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../settings/webhook-settings.js'
-import type { AuditService } from '../audit/service.js'
-import { type EndpointRow, type EndpointSecretRow, EndpointStore } from './endpoint-store.js'
-import { fanOutEvents } from './fan-out.js'
+import type { AuditEvent, AuditService } from '../audit/service.js'
+import type { AuditStore } from '../audit/store.js'
+import { DEFAULT_ROTATION_GRACE_SECONDS, replaceSecrets, rotationGraceEnd } from '../secret-rotation.js'
+import type { EndpointChanges, EndpointRow, EndpointSecretRow, EndpointStore } from './endpoint-store.js'
+import { type FanOutStores, fanOutEvents } from './fan-out.js'
 import type { WebhookOutbox } from './outbox.js'
+import type { OutboxStore } from './outbox-store.js'
 import type { WebhookUrlPolicy } from './url-policy.js'
 import { generateSigningSecret } from './webhook-sender.js'
 
 /** After a rotation the old secret still signs for this long unless chosen otherwise (0 to 30 days). */
-export const DEFAULT_SECRET_GRACE_SECONDS = 24 * 3600
-const MAX_SECRET_GRACE_SECONDS = 30 * 86_400
 const FAN_OUT_BATCH = 500
+
+/** The stores webhook endpoints use; an endpoint change fans out the events emitted before it. */
+export interface EndpointServiceStores extends FanOutStores {
+  endpoints: EndpointStore
+  audit: AuditStore
+  outbox: OutboxStore
+}
 
 /** Where a secret sealed for an endpoint may be opened: that endpoint's row only. */
 export const secretContext = (endpointId: string) => `webhook_secret:${endpointId}`
@@ -44,6 +50,15 @@ export function toEndpoint(row: EndpointRow, secrets: readonly EndpointSecretRow
   }
 }
 
+/** An endpoint as shown, with the secrets that sign its deliveries at `nowMicros`. */
+async function withSecrets(
+  store: Pick<EndpointStore, 'liveSecrets'>,
+  row: EndpointRow,
+  nowMicros: number,
+): Promise<WebhookEndpoint> {
+  return toEndpoint(row, await store.liveSecrets(row.tenant_id, row.id, nowMicros))
+}
+
 /**
  * Webhook endpoints: registered, changed, paused and resumed, tested, their secrets rotated and
  * shown (docs/decisions/0042-webhook-event-and-endpoint-semantics.md).
@@ -51,9 +66,8 @@ export function toEndpoint(row: EndpointRow, secrets: readonly EndpointSecretRow
 export class EndpointService {
   constructor(
     private readonly deps: {
-      db: Kysely<Database>
-      /** Every change runs through it: on PostgreSQL it retries a transaction that lost a deadlock. */
-      transact: RunInTransaction
+      /** Every change runs in its transaction: on PostgreSQL one that lost a deadlock is run again. */
+      stores: UnitOfWork<EndpointServiceStores>
       /** PostgreSQL locks the events an endpoint change settles; SQLite has one writer. */
       dialect: 'sqlite' | 'postgres'
       audit: AuditService
@@ -130,9 +144,9 @@ export class EndpointService {
       deleted_at: null,
     }
     const secretRow = this.sealed(id, secret, now)
-    await this.deps.transact(async (trx) => {
-      await this.settlePendingEvents(trx, tenantId, now)
-      const store = new EndpointStore(trx)
+    await this.deps.stores.transaction(async (s) => {
+      await this.settlePendingEvents(s, tenantId, now)
+      const store = s.endpoints
       // Every endpoint takes a share of the dispatcher's slots and work at each event: a tenant's
       // number of them is bounded, checked under a lock so concurrent registrations cannot overshoot.
       if (this.deps.dialect === 'postgres') await store.lockTenantRegistrations(tenantId)
@@ -145,10 +159,9 @@ export class EndpointService {
       }
       await store.insert(tenantId, row)
       await store.insertSecret(tenantId, secretRow)
-      await this.deps.audit.record(trx, tenantId, actor, {
-        action: 'webhook_endpoint.created',
-        target: { type: 'webhook_endpoint', id },
-        details: { url, events: row.events === '' ? [] : row.events.split(' ') },
+      await this.audit(s, tenantId, actor, id, 'webhook_endpoint.created', {
+        url,
+        events: row.events === '' ? [] : row.events.split(' '),
       })
     })
     this.deps.outbox.committed()
@@ -159,20 +172,15 @@ export class EndpointService {
   }
 
   async list(tenantId: string): Promise<WebhookEndpoint[]> {
-    const store = new EndpointStore(this.deps.db)
+    const store = this.deps.stores.read.endpoints
     const now = this.deps.now()
     const rows = await store.list(tenantId)
-    return Promise.all(
-      rows.map(async (row) => toEndpoint(row, await store.liveSecrets(tenantId, row.id, now))),
-    )
+    return Promise.all(rows.map((row) => withSecrets(store, row, now)))
   }
 
   async get(tenantId: string, id: string): Promise<WebhookEndpoint> {
-    const store = new EndpointStore(this.deps.db)
-    return toEndpoint(
-      await this.row(store, tenantId, id),
-      await store.liveSecrets(tenantId, id, this.deps.now()),
-    )
+    const store = this.deps.stores.read.endpoints
+    return withSecrets(store, await this.row(store, tenantId, id), this.deps.now())
   }
 
   async update(
@@ -183,8 +191,7 @@ export class EndpointService {
   ): Promise<WebhookEndpoint> {
     this.checkFields(changes)
     const url = changes.url === undefined ? undefined : this.checkUrl(changes.url)
-    const refilter = changes.events !== undefined
-    const endpoint = await this.change(
+    return this.change(
       tenantId,
       id,
       actor,
@@ -194,10 +201,8 @@ export class EndpointService {
         ...(changes.events !== undefined ? { events: [...new Set(changes.events)].join(' ') } : {}),
         ...(changes.description !== undefined ? { description: changes.description } : {}),
       }),
-      { settle: refilter },
+      { settle: changes.events !== undefined },
     )
-    if (refilter) this.deps.outbox.committed()
-    return endpoint
   }
 
   /** Deliveries wait while paused, and go, in order, on resume. */
@@ -206,8 +211,8 @@ export class EndpointService {
   }
 
   /** Also re-enables a disabled endpoint: an admin says the receiver is fixed. */
-  async resume(tenantId: string, id: string, actor: Actor): Promise<WebhookEndpoint> {
-    const endpoint = await this.change(
+  resume(tenantId: string, id: string, actor: Actor): Promise<WebhookEndpoint> {
+    return this.change(
       tenantId,
       id,
       actor,
@@ -216,8 +221,6 @@ export class EndpointService {
       // A disabled endpoint gets no event emitted while it was disabled, however late the fan-out.
       { settle: true },
     )
-    this.deps.outbox.committed()
-    return endpoint
   }
 
   async remove(tenantId: string, id: string, actor: Actor): Promise<void> {
@@ -229,57 +232,46 @@ export class EndpointService {
     tenantId: string,
     id: string,
     actor: Actor,
-    graceSeconds = DEFAULT_SECRET_GRACE_SECONDS,
+    graceSeconds = DEFAULT_ROTATION_GRACE_SECONDS,
   ): Promise<{ secret: string; previousSecretsExpireAt: string }> {
-    if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_SECRET_GRACE_SECONDS) {
-      throw new AppError('validation_failed', 'grace: must be from 0 seconds to 30 days')
-    }
     const now = this.deps.now()
+    const untilMicros = rotationGraceEnd(graceSeconds, now)
     const secret = generateSigningSecret()
-    const until = now + graceSeconds * 1_000_000
-    await this.deps.transact(async (trx) => {
-      const store = new EndpointStore(trx)
-      await this.row(store, tenantId, id)
-      await store.expireSecrets(tenantId, id, until)
-      const row = this.sealed(id, secret, now)
-      await store.insertSecret(tenantId, row)
-      await this.deps.audit.record(trx, tenantId, actor, {
-        action: 'webhook_endpoint.secret_rotated',
-        target: { type: 'webhook_endpoint', id },
-        details: { newSecretId: row.id, previousSecretsExpireAt: formatServerTime(until) },
-      })
+    const details = await this.deps.stores.transaction(async (s) => {
+      await this.row(s.endpoints, tenantId, id)
+      const rotated = await replaceSecrets(
+        s.endpoints,
+        tenantId,
+        id,
+        this.sealed(id, secret, now),
+        untilMicros,
+      )
+      await this.audit(s, tenantId, actor, id, 'webhook_endpoint.secret_rotated', rotated)
+      return rotated
     })
-    return { secret, previousSecretsExpireAt: formatServerTime(until) }
+    return { secret, previousSecretsExpireAt: details.previousSecretsExpireAt }
   }
 
   /** The current signing secret, shown again to an admin: an audited act. */
   async revealSecret(tenantId: string, id: string, actor: Actor): Promise<{ secret: string }> {
-    return this.deps.transact(async (trx) => {
-      const store = new EndpointStore(trx)
-      await this.row(store, tenantId, id)
-      const current = (await store.liveSecrets(tenantId, id, this.deps.now())).find(
-        (s) => s.expires_at === null,
+    return this.deps.stores.transaction(async (s) => {
+      await this.row(s.endpoints, tenantId, id)
+      const current = (await s.endpoints.liveSecrets(tenantId, id, this.deps.now())).find(
+        (secret) => secret.expires_at === null,
       )
       if (!current) throw new AppError('webhook_endpoint_not_found', `Endpoint ${id} has no current secret.`)
-      await this.deps.audit.record(trx, tenantId, actor, {
-        action: 'webhook_endpoint.secret_revealed',
-        target: { type: 'webhook_endpoint', id },
-        details: { secretId: current.id },
-      })
+      await this.audit(s, tenantId, actor, id, 'webhook_endpoint.secret_revealed', { secretId: current.id })
       return { secret: this.deps.secretBox().open(current.sealed_secret, secretContext(id)) }
     })
   }
 
   /** Sends the test event to this endpoint only (even a paused one gets it once resumed). */
   async sendTest(tenantId: string, id: string, actor: Actor): Promise<{ messageId: string }> {
-    const [messageId] = await this.deps.transact(async (trx) => {
-      await this.row(new EndpointStore(trx), tenantId, id)
-      await this.deps.audit.record(trx, tenantId, actor, {
-        action: 'webhook_endpoint.test_sent',
-        target: { type: 'webhook_endpoint', id },
-      })
+    const [messageId] = await this.deps.stores.transaction(async (s) => {
+      await this.row(s.endpoints, tenantId, id)
+      await this.audit(s, tenantId, actor, id, 'webhook_endpoint.test_sent')
       return this.deps.outbox.emit(
-        trx,
+        s.outbox,
         tenantId,
         [
           {
@@ -304,13 +296,13 @@ export class EndpointService {
    * dispatcher's fan-out, a moment or (when it lags) much later, would go by the changed endpoints:
    * a new one would get events from before it existed, a new filter events from before it was set.
    */
-  private async settlePendingEvents(trx: Transaction<Database>, tenantId: string, now: number) {
+  private async settlePendingEvents(s: EndpointServiceStores, tenantId: string, nowMicros: number) {
     // PostgreSQL: wait for the events a dispatcher (or another change) holds, locking them in id
     // order, before this change locks the endpoint's row (see fanOutEvents for the order).
     const lock = this.deps.dialect === 'postgres' ? 'wait' : 'none'
     let taken: number
     do {
-      taken = await fanOutEvents(trx, { now, limit: FAN_OUT_BATCH, lock, tenantId })
+      taken = await fanOutEvents(s, { nowMicros, limit: FAN_OUT_BATCH, lock, tenantId })
     } while (taken === FAN_OUT_BATCH)
   }
 
@@ -324,7 +316,23 @@ export class EndpointService {
     }
   }
 
-  private async row(store: EndpointStore, tenantId: string, id: string): Promise<EndpointRow> {
+  /** An audit entry of an act on endpoint `id`, written in the transaction of `s`. */
+  private audit(
+    s: EndpointServiceStores,
+    tenantId: string,
+    actor: Actor,
+    id: string,
+    action: AuditEvent['action'],
+    details?: AuditEvent['details'],
+  ): Promise<void> {
+    return this.deps.audit.record(s.audit, tenantId, actor, {
+      action,
+      target: { type: 'webhook_endpoint', id },
+      details,
+    })
+  }
+
+  private async row(store: Pick<EndpointStore, 'get'>, tenantId: string, id: string): Promise<EndpointRow> {
     const row = await store.get(tenantId, id)
     if (!row) throw new AppError('webhook_endpoint_not_found', `No webhook endpoint ${id}.`)
     return row
@@ -339,22 +347,24 @@ export class EndpointService {
       | 'webhook_endpoint.paused'
       | 'webhook_endpoint.resumed'
       | 'webhook_endpoint.deleted',
-    changes: (now: number) => Parameters<EndpointStore['update']>[2],
+    changes: (nowMicros: number) => EndpointChanges,
+    /** Settle the events emitted before the change first (see settlePendingEvents). */
     options: { settle?: boolean } = {},
   ): Promise<WebhookEndpoint> {
     const now = this.deps.now()
-    return this.deps.transact(async (trx: Transaction<Database>) => {
-      const store = new EndpointStore(trx)
-      const before = await this.row(store, tenantId, id)
-      if (options.settle) await this.settlePendingEvents(trx, tenantId, now)
+    const endpoint = await this.deps.stores.transaction(async (s) => {
+      const before = await this.row(s.endpoints, tenantId, id)
+      if (options.settle) await this.settlePendingEvents(s, tenantId, now)
       const change = changes(now)
-      await store.update(tenantId, id, change, now)
-      await this.deps.audit.record(trx, tenantId, actor, {
-        action,
-        target: { type: 'webhook_endpoint', id },
-        details: { before: { url: before.url, status: before.status, events: before.events }, ...change },
+      await s.endpoints.update(tenantId, id, change, now)
+      await this.audit(s, tenantId, actor, id, action, {
+        before: { url: before.url, status: before.status, events: before.events },
+        ...change,
       })
-      return toEndpoint({ ...before, ...change, updated_at: now }, await store.liveSecrets(tenantId, id, now))
+      return withSecrets(s.endpoints, { ...before, ...change, updated_at: now }, now)
     })
+    // The deliveries the settling made are the dispatcher's to send.
+    if (options.settle) this.deps.outbox.committed()
+    return endpoint
   }
 }

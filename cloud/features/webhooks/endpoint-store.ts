@@ -1,11 +1,18 @@
-import type { Kysely, Transaction } from 'kysely'
+import type { Executor } from '../../db/executor.js'
 import { RotatingSecrets } from '../../db/rotating-secrets.js'
-import type { Database, WebhookEndpointsTable, WebhookSecretsTable } from '../../db/schema.js'
-
-type Executor = Kysely<Database> | Transaction<Database>
+import type { WebhookEndpointsTable, WebhookSecretsTable } from '../../db/schema.js'
+import { stampedUpdate } from '../../db/stamped-update.js'
 
 export type EndpointRow = WebhookEndpointsTable
 export type EndpointSecretRow = WebhookSecretsTable
+
+/** What may change of an endpoint once registered. */
+export type EndpointChanges = Partial<
+  Pick<
+    EndpointRow,
+    'url' | 'description' | 'events' | 'status' | 'disabled_reason' | 'failing_since' | 'deleted_at'
+  >
+>
 
 export class EndpointStore {
   private readonly secrets: RotatingSecrets<'webhook_secrets'>
@@ -21,24 +28,23 @@ export class EndpointStore {
       .execute()
   }
 
-  /** A live (not deleted) endpoint of the tenant. */
-  async get(tenantId: string, id: string): Promise<EndpointRow | undefined> {
+  /** The tenant's live (not deleted) endpoints, to select from. */
+  private live(tenantId: string) {
     return this.db
       .selectFrom('webhook_endpoints')
-      .selectAll()
       .where('tenant_id', '=', tenantId)
-      .where('id', '=', id)
       .where('deleted_at', 'is', null)
-      .executeTakeFirst()
+  }
+
+  /** A live (not deleted) endpoint of the tenant. */
+  async get(tenantId: string, id: string): Promise<EndpointRow | undefined> {
+    return this.live(tenantId).selectAll().where('id', '=', id).executeTakeFirst()
   }
 
   /** How many live (not deleted) endpoints the tenant has. */
   async countLive(tenantId: string): Promise<number> {
-    const row = await this.db
-      .selectFrom('webhook_endpoints')
+    const row = await this.live(tenantId)
       .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('tenant_id', '=', tenantId)
-      .where('deleted_at', 'is', null)
       .executeTakeFirstOrThrow()
     return Number(row.n)
   }
@@ -54,32 +60,22 @@ export class EndpointStore {
   }
 
   async list(tenantId: string): Promise<EndpointRow[]> {
-    return this.db
-      .selectFrom('webhook_endpoints')
-      .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .where('deleted_at', 'is', null)
-      .orderBy('id')
-      .execute()
+    return this.live(tenantId).selectAll().orderBy('id').execute()
   }
 
-  async update(
-    tenantId: string,
-    id: string,
-    changes: Partial<
-      Pick<
-        EndpointRow,
-        'url' | 'description' | 'events' | 'status' | 'disabled_reason' | 'failing_since' | 'deleted_at'
-      >
-    >,
-    at: number,
-  ): Promise<void> {
-    await this.db
-      .updateTable('webhook_endpoints')
-      .set({ ...changes, updated_at: at })
-      .where('tenant_id', '=', tenantId)
-      .where('id', '=', id)
-      .execute()
+  /** A tenant's endpoints that are not deleted, which may take deliveries now or later. */
+  async subscribers(tenantId: string): Promise<Pick<EndpointRow, 'id' | 'events' | 'status'>[]> {
+    return (
+      this.live(tenantId)
+        .select(['id', 'events', 'status'])
+        // One order everywhere: two fan-outs of an event insert its deliveries in the same order.
+        .orderBy('id')
+        .execute()
+    )
+  }
+
+  async update(tenantId: string, id: string, changes: EndpointChanges, atMicros: number): Promise<void> {
+    await stampedUpdate(this.db, 'webhook_endpoints', tenantId, id, changes, atMicros).execute()
   }
 
   async insertSecret(tenantId: string, row: Omit<EndpointSecretRow, 'tenant_id'>): Promise<void> {

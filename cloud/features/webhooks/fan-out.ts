@@ -1,10 +1,16 @@
 import { newId } from '../../../shared/ids.js'
-import type { DbTransaction } from '../../db/executor.js'
-import { DeliveryStore, type EventLock, type EventRow } from './delivery-store.js'
+import type { DeliveryStore, EventLock, EventRow } from './delivery-store.js'
+import type { EndpointStore } from './endpoint-store.js'
+
+/** The stores a fan-out uses: those of the transaction it runs in. */
+export interface FanOutStores {
+  deliveries: Pick<DeliveryStore, 'unfannedEvents' | 'insertDeliveries' | 'markFannedOut'>
+  endpoints: Pick<EndpointStore, 'subscribers'>
+}
 
 /**
- * Makes one delivery per endpoint that wants it of each event not yet fanned out, oldest event first;
- * returns how many events it took. The dispatcher calls it in a loop over every tenant. An endpoint
+ * Makes one delivery per endpoint that wants it of each event not yet fanned out, oldest event first,
+ * through the stores of the transaction it runs in; returns how many events it took. The dispatcher calls it in a loop over every tenant. An endpoint
  * change that alters who gets what (registration, new events, a resume) calls it for its tenant
  * first, in its own transaction, so that the events emitted before the change go by the endpoints as
  * they were: a new endpoint hears nothing from before it existed, and a filter applies from when it
@@ -16,24 +22,23 @@ import { DeliveryStore, type EventLock, type EventRow } from './delivery-store.j
  * in every transaction that locks more than one of them: no cycle of waits, no deadlock.
  */
 export async function fanOutEvents(
-  trx: DbTransaction,
-  options: { now: number; limit: number; lock: EventLock; tenantId?: string },
+  { deliveries, endpoints }: FanOutStores,
+  options: { nowMicros: number; limit: number; lock: EventLock; tenantId?: string },
 ): Promise<number> {
-  const { now } = options
-  const store = new DeliveryStore(trx)
-  const events = await store.unfannedEvents(options.limit, options.lock, options.tenantId)
+  const { nowMicros } = options
+  const events = await deliveries.unfannedEvents(options.limit, options.lock, options.tenantId)
   if (events.length === 0) return 0
-  const subscribers = new Map<string, Awaited<ReturnType<DeliveryStore['subscribers']>>>()
+  const subscribers = new Map<string, Awaited<ReturnType<EndpointStore['subscribers']>>>()
   const rows = []
   for (const event of events) {
     let subs = subscribers.get(event.tenant_id)
     if (!subs) {
-      subs = await store.subscribers(event.tenant_id)
+      subs = await endpoints.subscribers(event.tenant_id)
       subscribers.set(event.tenant_id, subs)
     }
     for (const endpoint of subs.filter((s) => wants(s, event))) {
       rows.push({
-        id: newId('webhookDelivery', Math.floor(now / 1000)),
+        id: newId('webhookDelivery', Math.floor(nowMicros / 1000)),
         tenant_id: event.tenant_id,
         endpoint_id: endpoint.id,
         event_id: event.id,
@@ -45,15 +50,15 @@ export async function fanOutEvents(
         next_trigger: 'automatic',
         last_attempt_at: null,
         claimed_until: null,
-        created_at: now,
-        updated_at: now,
+        created_at: nowMicros,
+        updated_at: nowMicros,
       })
     }
   }
   // Two fan-outs of one event (the dispatcher's and an endpoint change's, on PostgreSQL) make one
   // delivery per endpoint: the unique (event, endpoint) index keeps the first.
-  await store.insertDeliveries(rows)
-  await store.markFannedOut(events.map((e) => e.id))
+  await deliveries.insertDeliveries(rows)
+  await deliveries.markFannedOut(events.map((e) => e.id))
   return events.length
 }
 

@@ -2,9 +2,8 @@ import { createHash } from 'node:crypto'
 import { newId } from '../../../shared/ids.js'
 import { formatServerTime } from '../../../shared/time.js'
 import type { WebhookEventData, WebhookEventType } from '../../../shared/webhook-events.js'
-import type { Executor } from '../../db/executor.js'
 import type { WebhookEventsTable } from '../../db/schema.js'
-import { OutboxStore } from './outbox-store.js'
+import type { OutboxStore } from './outbox-store.js'
 
 export interface EmittedEvent<T extends WebhookEventType = WebhookEventType> {
   type: T
@@ -27,8 +26,9 @@ export class WebhookOutbox {
     this.wakeDispatcher = wake
   }
 
+  /** Writes the events through `store`: pass the transaction's, so they commit with the change. */
   async emit(
-    trx: Executor,
+    store: OutboxStore,
     tenantId: string,
     events: readonly EmittedEvent[],
     options: { endpointId?: string } = {},
@@ -50,7 +50,7 @@ export class WebhookOutbox {
         fanned_out: 0,
       }
     })
-    await new OutboxStore(trx).insertEvents(rows)
+    await store.insertEvents(rows)
     return rows.map((r) => r.id)
   }
 
