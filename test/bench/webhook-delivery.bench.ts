@@ -122,7 +122,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
             path,
           )) as T
 
-        /** Every endpoint of the tenant paused or resumed, through the administration API. */
+        /** Every endpoint of the tenant paused or resumed, through the console API. */
         const setEndpoints = (tenant: WebhookBenchTenant, verb: 'pause' | 'resume') =>
           Promise.all(
             tenant.endpoints.map((e) =>

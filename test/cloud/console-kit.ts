@@ -1,5 +1,5 @@
 /**
- * The administration API (/api/console/v1) as tests call it: over HTTP (app.inject), with an admin
+ * The console API (/api/console/v1) as tests call it: over HTTP (app.inject), with an admin
  * token of a tenant, as an admin or as a viewer. `actor` is what the audit log must name.
  */
 import type { LightMyRequestResponse } from 'fastify'
@@ -42,7 +42,7 @@ function apiFor(cloud: TestCloud, tenantId: string, token: string, tokenId: stri
   }
 }
 
-/** A tenant's administration API through a new admin token (role admin). */
+/** A tenant's console API through a new admin token (role admin). */
 export async function adminConsole(cloud: TestCloud, tenantId: string): Promise<ConsoleApi> {
   const { id, token } = await cloud.services.adminTokens.create(tenantId, {}, TEST_ACTOR)
   return apiFor(cloud, tenantId, token, id)
@@ -51,7 +51,7 @@ export async function adminConsole(cloud: TestCloud, tenantId: string): Promise<
 const viewerTokens = new WeakMap<object, Set<string>>()
 
 /**
- * A tenant's administration API as a viewer. Admin tokens always act as admins, so the app's token
+ * A tenant's console API as a viewer. Admin tokens always act as admins, so the app's token
  * authenticator is wrapped once per app to give the tokens made here the viewer role: the console's
  * authentication and role check then run exactly as for a signed-in viewer.
  */

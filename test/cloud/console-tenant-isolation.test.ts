@@ -1,5 +1,5 @@
 /**
- * Tenancy for the administration API (docs/decisions/0005-tenant-from-credential.md): a user of tenant A
+ * Tenancy for the console API (docs/decisions/0005-tenant-from-credential.md): a user of tenant A
  * cannot reach any of tenant B's objects, and a viewer cannot change anything. For every route under
  * /api/console/v1, how tenant A's admin token tries to reach tenant B's objects (webhook endpoints
  * and deliveries, API keys, OAuth apps, employees, audit entries, console users, dashboard counts)
@@ -329,7 +329,7 @@ async function snapshotOf(cloud: TestCloud, t: Tenants) {
   }
 }
 
-describeEachDatabase('tenant isolation of the administration API', (cloud) => {
+describeEachDatabase('tenant isolation of the console API', (cloud) => {
   const t = {} as Tenants
 
   beforeAll(async () => {
@@ -434,7 +434,7 @@ describeEachDatabase('tenant isolation of the administration API', (cloud) => {
   })
 })
 
-describeEachDatabase('a viewer in the administration API', (cloud) => {
+describeEachDatabase('a viewer in the console API', (cloud) => {
   it('is refused every route that changes something, may call every one that reads, and changes nothing', async () => {
     const tenantId = await cloud.createTenant()
     const admin = await cloud.createAdminToken(tenantId)

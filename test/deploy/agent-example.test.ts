@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadAgentConfig } from '../../../agent/config/load.js'
-import { AgentConfigSchema } from '../../../agent/config/schema.js'
-import { ConfigDir, EXAMPLE, EXAMPLE_ENV, exampleInto } from './config-fixture.js'
+import { loadAgentConfig } from '../../agent/config/load.js'
+import { AgentConfigSchema } from '../../agent/config/schema.js'
+import { ConfigDir, EXAMPLE, EXAMPLE_ENV, exampleInto } from '../agent/config/config-fixture.js'
 
 /** Every setting name in the schema, at any depth. */
 function settingNames(node: unknown, out = new Set<string>()): Set<string> {

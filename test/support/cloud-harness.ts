@@ -135,7 +135,7 @@ export class TestCloud {
     return created.key
   }
 
-  /** An admin token for the administration API (/api/console/v1). */
+  /** An admin token for the console API (/api/console/v1). */
   async createAdminToken(tenantId: string): Promise<string> {
     return (await this.services.adminTokens.create(tenantId, {}, TEST_ACTOR)).token
   }

@@ -18,7 +18,7 @@ export async function makeFailedDeliveries(
       await cloud.services.webhookEndpoints.sendTest(tenantId, id, TEST_ACTOR)
   }
   const dispatcher = new WebhookDispatcher({
-    db: cloud.database.db,
+    stores: cloud.services.stores,
     dialect: cloud.database.dialect,
     secretBox: cloud.database.secretBox,
     outbox: cloud.services.outbox,

@@ -1,6 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references are among the generated values.
 /**
- * Agent configuration documents for load-fuzz-inputs.test.ts (fuzzing agent config
+ * Agent configuration documents for load.fuzz-inputs.test.ts (fuzzing agent config
  * files), assembled from settings that are each mostly right and now and then wrong, in the shape
  * IT staff write (docs/decisions/0023-agent-yaml-configuration.md): many load, and the rest fail late, in the
  * cross-field checks.

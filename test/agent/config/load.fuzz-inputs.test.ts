@@ -1,6 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references are among the generated values.
 /**
- * Fuzzing: agent config files. load-fuzz.test.ts mutates the example; this feeds the
+ * Fuzzing: agent config files. load.fuzz.test.ts mutates the example; this feeds the
  * loader what else a site PC can hold: files of any bytes (not UTF-8, NUL, a megabyte, nesting
  * thousands deep, alias bombs), whole documents assembled from right and wrong settings, any
  * environment values behind ${NAME}, and `...File` secrets that are empty, binary, too big, a

@@ -7,11 +7,11 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { runCli } from '../../../../cloud/cli.js'
-import { SIGN_IN_DELAYS } from '../../../../cloud/features/sign-in-throttle/sign-in-delays.js'
-import { captureCli } from '../../../support/cli-capture.js'
-import { describeEachDatabase, TEST_SECRET_KEY } from '../../../support/cloud-harness.js'
-import { problemOf, signedInOwner, signInRequest, someAddress } from './session-kit.js'
+import { runCli } from '../../../cloud/cli.js'
+import { SIGN_IN_DELAYS } from '../../../cloud/features/sign-in-throttle/sign-in-delays.js'
+import { captureCli } from '../../support/cli-capture.js'
+import { describeEachDatabase, TEST_SECRET_KEY } from '../../support/cloud-harness.js'
+import { problemOf, signedInOwner, signInRequest, someAddress } from '../features/sessions/session-kit.js'
 
 function cli(env: NodeJS.ProcessEnv, cwd: string, argv: string[]) {
   return captureCli(runCli, argv, { env, cwd })

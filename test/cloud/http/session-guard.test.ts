@@ -5,9 +5,16 @@
  * with the cookie from a page of another origin is refused.
  */
 import { expect, it } from 'vitest'
-import { buildApp } from '../../../../cloud/app.js'
-import { describeEachDatabase } from '../../../support/cloud-harness.js'
-import { browserFor, CONSOLE, newTenant, problemOf, sessionCookieOf, signedInOwner } from './session-kit.js'
+import { buildApp } from '../../../cloud/app.js'
+import { describeEachDatabase } from '../../support/cloud-harness.js'
+import {
+  browserFor,
+  CONSOLE,
+  newTenant,
+  problemOf,
+  sessionCookieOf,
+  signedInOwner,
+} from '../features/sessions/session-kit.js'
 
 // app.inject sends Host: localhost:80; a browser names that origin http://localhost.
 const OWN_ORIGIN = 'http://localhost'

@@ -75,7 +75,7 @@ describe('OpenAPI document', () => {
     for (const route of open) expect(operation(route)?.security).toEqual([])
   })
 
-  it('documents every administration route, with the admin token or the session cookie, and its problems', () => {
+  it('documents every console API route, with the admin token or the session cookie, and its problems', () => {
     const consoleRoutes = cloud.app.routeTable.filter((r) => r.access !== undefined && r.method !== 'HEAD')
     expect(consoleRoutes.length).toBeGreaterThanOrEqual(13)
     expect(spec.components.securitySchemes.adminToken).toMatchObject({ type: 'http', scheme: 'bearer' })

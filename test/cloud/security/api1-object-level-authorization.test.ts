@@ -1,7 +1,7 @@
 /**
  * OWASP API1:2023 Broken Object Level Authorization: a cross-tenant matrix over every
  * route. Every route of the app's own route table is tried with tenant B's credentials (API key
- * and OAuth token on the public API, admin token and console session on the administration API,
+ * and OAuth token on the public API, admin token and console session on the console API,
  * B's own session and OAuth client elsewhere) against tenant A's objects: each of A's objects is a
  * 404, no answer shows any of A's ids, codes, emails or URLs, and not one of A's rows changes. A
  * route added later fails "classifies every route" until it is given its place here.
@@ -10,7 +10,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import { beforeAll, expect, it } from 'vitest'
 import type { RouteRecord } from '../../../cloud/app.js'
 import { bearer, describeEachDatabase } from '../../support/cloud-harness.js'
-import { someAddress } from '../features/console-auth/session-kit.js'
+import { someAddress } from '../features/sessions/session-kit.js'
 import { type OpenApiDocument, openApiOf, operationOf, queryParameters } from './openapi-walk.js'
 import {
   appRouteTable,
@@ -40,7 +40,7 @@ import { leakedMarkers, markersOf, type TenantRows, tenantRows } from './tenant-
 
 const ROUTES = await appRouteTable()
 
-/** Public and administration routes without an object in their path: what B's attempt is. */
+/** Public API and console API routes without an object in their path: what B's attempt is. */
 type Paramless =
   | { kind: 'list' }
   | {

@@ -290,7 +290,7 @@ describeEachDatabase('OWASP API4: every credential runs into its per-minute limi
 
   beforeAll(async () => {
     t = await createTenantFixture(cloud)
-    // The administration API's limit is the server's (HAJRI_CONSOLE_RATE_LIMIT): an app of its own.
+    // The console API's limit is the server's (HAJRI_CONSOLE_RATE_LIMIT): an app of its own.
     limited = await buildApp({
       config: { bodyLimitBytes: BODY_LIMIT, trustProxy: false, logLevel: 'silent', consoleRateLimit: LIMIT },
       database: cloud.database,

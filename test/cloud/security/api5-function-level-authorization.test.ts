@@ -2,7 +2,7 @@
  * OWASP API5:2023 Broken Function Level Authorization (scopes and console roles), from
  * the route table. Every public route is called with an API key and an OAuth token of every set of
  * scopes: its own scope lets it in, any set without it is a 403 insufficient_scope that changes
- * nothing. Every administration route is called by an owner, an admin, an admin token, a viewer and a
+ * nothing. Every console API route is called by an owner, an admin, an admin token, a viewer and a
  * user who must still change a one-time password: a viewer may read everything and change nothing;
  * owners alone may invite or remove owners.
  */
@@ -11,13 +11,7 @@ import { beforeAll, expect, it } from 'vitest'
 import type { RouteRecord } from '../../../cloud/app.js'
 import { SCOPES, type Scope } from '../../../shared/scopes.js'
 import { bearer, describeEachDatabase, TEST_ACTOR, type TestCloud } from '../../support/cloud-harness.js'
-import {
-  type Browser,
-  newTenant,
-  newUser,
-  signIn,
-  uniqueEmail,
-} from '../features/console-auth/session-kit.js'
+import { type Browser, newTenant, newUser, signIn, uniqueEmail } from '../features/sessions/session-kit.js'
 import {
   accessToken,
   type Caller,
@@ -92,7 +86,7 @@ describeEachDatabase('OWASP API5: scopes on every public route', (cloud) => {
   }, 180_000)
 })
 
-describeEachDatabase('OWASP API5: console roles on every administration route', (cloud) => {
+describeEachDatabase('OWASP API5: console roles on every console API route', (cloud) => {
   let t: TenantFixture
   let admin: Browser
   let viewer: Browser
@@ -107,7 +101,7 @@ describeEachDatabase('OWASP API5: console roles on every administration route', 
 
   const consoleRoutes = () => cloud.app.routeTable.filter((r) => familyOf(r) === 'console')
 
-  it('sorts every administration route into read (GET, HEAD) or write (everything else)', () => {
+  it('sorts every console API route into read (GET, HEAD) or write (everything else)', () => {
     const routes = consoleRoutes()
     expect(routes.length).toBeGreaterThanOrEqual(30)
     for (const route of routes) expect(route.access, routeKey(route)).toBe(isSafe(route) ? 'read' : 'write')
@@ -132,7 +126,7 @@ describeEachDatabase('OWASP API5: console roles on every administration route', 
     expect(refused).toBeGreaterThanOrEqual(18)
   }, 120_000)
 
-  it('refuses a user who has not replaced a one-time password every administration route', async () => {
+  it('refuses a user who has not replaced a one-time password every console API route', async () => {
     const email = uniqueEmail('first-sign-in')
     const invited = await cloud.services.consoleUsers.invite(
       t.id,
@@ -149,7 +143,7 @@ describeEachDatabase('OWASP API5: console roles on every administration route', 
     expect((await fresh.call('GET', '/session')).statusCode).toBe(200)
   })
 
-  it('lets an owner, an admin and an admin token call every administration route', async () => {
+  it('lets an owner, an admin and an admin token call every console API route', async () => {
     const callers: [string, Caller][] = [
       ['owner', { kind: 'session', browser: t.session }],
       ['admin', { kind: 'session', browser: admin }],

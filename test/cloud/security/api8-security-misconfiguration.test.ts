@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../../cloud/app.js'
 import { API_CSP, DOCS_CSP, HSTS } from '../../../cloud/plugins/security-headers.js'
 import { bearer, TestCloud } from '../../support/cloud-harness.js'
-import { uniqueEmail } from '../features/console-auth/session-kit.js'
+import { uniqueEmail } from '../features/sessions/session-kit.js'
 import {
   CONSOLE,
   callersOf,

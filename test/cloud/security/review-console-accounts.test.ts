@@ -12,7 +12,7 @@ import {
   problemOf,
   signedInOwner,
   signInRequest,
-} from '../features/console-auth/session-kit.js'
+} from '../features/sessions/session-kit.js'
 
 describeEachDatabase('security review: console accounts across tenants', (cloud) => {
   it('security review #6: a tenant inviting another tenant’s console email is told nothing, and both users sign in to their own tenant', async () => {

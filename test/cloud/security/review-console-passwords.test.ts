@@ -6,7 +6,7 @@
  */
 import { expect, it } from 'vitest'
 import { describeEachDatabase } from '../../support/cloud-harness.js'
-import { problemOf, signedInOwner, signInRequest } from '../features/console-auth/session-kit.js'
+import { problemOf, signedInOwner, signInRequest } from '../features/sessions/session-kit.js'
 
 describeEachDatabase('security review: chosen console passwords', (cloud) => {
   it('security review #7: the minimum length counts characters after NFKC normalization, and a blank password is refused', async () => {

@@ -13,7 +13,7 @@ import {
   problemOf,
   signInRequest,
   someAddress,
-} from '../features/console-auth/session-kit.js'
+} from '../features/sessions/session-kit.js'
 
 const SECOND = 1_000_000
 

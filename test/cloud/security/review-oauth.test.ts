@@ -13,7 +13,7 @@ import { afterAll, afterEach, expect, it, vi } from 'vitest'
 import { buildApp } from '../../../cloud/app.js'
 import { OAuthAppStore } from '../../../cloud/features/oauth/app-store.js'
 import { describeEachDatabase, TEST_ACTOR } from '../../support/cloud-harness.js'
-import { someAddress } from '../features/console-auth/session-kit.js'
+import { someAddress } from '../features/sessions/session-kit.js'
 import { OAUTH } from './security-kit.js'
 
 vi.mock('node:crypto', async (importOriginal) => {

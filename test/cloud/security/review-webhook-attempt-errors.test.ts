@@ -34,7 +34,7 @@ describe('what a refused webhook attempt tells the tenant', () => {
         logged.push({ level, obj: obj as Record<string, unknown>, msg: msg ?? '' })
       }
     const dispatcher = new WebhookDispatcher({
-      db: cloud.database.db,
+      stores: cloud.services.stores,
       dialect: cloud.kind,
       secretBox: cloud.database.secretBox,
       outbox: cloud.services.outbox,

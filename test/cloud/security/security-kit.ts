@@ -24,7 +24,7 @@ import {
   someAddress,
   type TestUser,
   uniqueEmail,
-} from '../features/console-auth/session-kit.js'
+} from '../features/sessions/session-kit.js'
 
 export const PUBLIC = '/api/public/v1'
 export const CONSOLE = '/api/console/v1'

@@ -1,5 +1,5 @@
 /**
- * What test/system/cloud/fuzz.test.ts needs for the administration API (/api/console/v1):
+ * What test/system/cloud/fuzz.test.ts needs for the console API (/api/console/v1):
  * admin tokens; webhook endpoints, failed deliveries, API keys, OAuth apps and console users to
  * start from; cursors of each listing; near-valid values for their fields and near-valid employee
  * CSV files. What a route may remove or revoke is kept apart from what the other routes use, so

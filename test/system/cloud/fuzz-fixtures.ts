@@ -10,12 +10,12 @@ import { buildApp, type RouteRecord } from '../../../cloud/app.js'
 import { openDatabase } from '../../../cloud/db/database.js'
 import { PunchInputSchema } from '../../../shared/punch.js'
 import { formatTimestamp, nowMicros } from '../../../shared/time.js'
+import { isOAuthRoute, setUpOAuthFuzz } from '../../cloud/features/oauth/oauth-fuzz.js'
 import {
   isSessionRoute,
   type SessionFuzzFixtures,
   setUpSessionFuzz,
-} from '../../cloud/features/console-auth/session-fuzz.js'
-import { isOAuthRoute, setUpOAuthFuzz } from '../../cloud/features/oauth/oauth-fuzz.js'
+} from '../../cloud/features/sessions/session-fuzz.js'
 import { bearer, employee, TEST_ACTOR, type TestCloud } from '../../support/cloud-harness.js'
 import {
   type FuzzContext,

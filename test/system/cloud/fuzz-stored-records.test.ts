@@ -10,7 +10,7 @@
  * - each request is answered within a bound, or it is a hung handler and fails.
  *
  * Found so far: a sign-in with a blank email counted under the throttle key "email:" (fixed in
- * session-service.ts; test/cloud/features/console-auth/blank-email-sign-in.test.ts).
+ * session-service.ts; test/cloud/features/sessions/blank-email-sign-in.test.ts).
  * Reproduce a failure with HAJRI_FUZZ_SEED=<seed printed by fast-check>.
  */
 import fc from 'fast-check'

@@ -16,12 +16,12 @@ import { compileCheck, validatorCompiler } from '../../../cloud/validation.js'
 import { PROBLEM_CATALOG, type ProblemCode, ProblemSchema } from '../../../shared/problem.js'
 import { PunchInputSchema, PunchSchema } from '../../../shared/punch.js'
 import { formatTimestamp, nowMicros, parseTimestamp } from '../../../shared/time.js'
+import { isOAuthRoute, OAuthResponseChecks, setUpOAuthFuzz } from '../../cloud/features/oauth/oauth-fuzz.js'
 import {
   isSessionRoute,
   type SessionFuzzFixtures,
   setUpSessionFuzz,
-} from '../../cloud/features/console-auth/session-fuzz.js'
-import { isOAuthRoute, OAuthResponseChecks, setUpOAuthFuzz } from '../../cloud/features/oauth/oauth-fuzz.js'
+} from '../../cloud/features/sessions/session-fuzz.js'
 import {
   bearer,
   describeEachDatabase,
@@ -49,7 +49,7 @@ const DAY = 86_400 * SECOND
 
 /**
  * Documentation is @fastify/swagger's, not ours; HEAD is Fastify's automatic twin of each GET; the
- * console's static files take no input but a path (test/cloud/console/static-console.test.ts).
+ * console's static files take no input but a path (test/cloud/plugins/static-console.test.ts).
  */
 function isStatic(url: string): boolean {
   return (
@@ -317,7 +317,7 @@ describeEachDatabase('fuzzing every route', (cloud: TestCloud) => {
   /** The OAuth routes' context: the public one, with OAuth parameters and client authentication. */
   let oauthCtx: FuzzContext
   let oauthChecks: OAuthResponseChecks
-  /** The administration API's admin tokens and fixtures. */
+  /** The console API's admin tokens and fixtures. */
   let consoleFuzz: ConsoleFuzzFixtures
   /**
    * The console's session routes: users, session cookies and CSRF tokens

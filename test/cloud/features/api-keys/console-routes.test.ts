@@ -4,11 +4,11 @@ import { parseTimestamp } from '../../../../shared/time.js'
 import { bearer, describeEachDatabase } from '../../../support/cloud-harness.js'
 import { adminConsole, type ConsoleApi, viewerConsole } from '../../console-kit.js'
 
-// The administration API: API keys, as the CLI makes them, over /api/console/v1.
+// The console API: API keys, as the CLI makes them, over /api/console/v1.
 
 const SECOND = 1_000_000
 
-describeEachDatabase('API keys in the administration API', (cloud) => {
+describeEachDatabase('API keys in the console API', (cloud) => {
   let api: ConsoleApi
 
   beforeAll(async () => {

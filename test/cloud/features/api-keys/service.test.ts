@@ -5,6 +5,7 @@ import {
   DEFAULT_API_KEY_TTL_SECONDS,
   MAX_API_KEY_TTL_SECONDS,
 } from '../../../../cloud/features/api-keys/service.js'
+import { problemStatus } from '../../../../shared/problem.js'
 import { formatServerTime, nowMicros } from '../../../../shared/time.js'
 import { bearer, describeEachDatabase, TEST_ACTOR, type TestCloud } from '../../../support/cloud-harness.js'
 
@@ -126,7 +127,7 @@ describeEachDatabase('API key lifecycle', (cloud: TestCloud) => {
       const theirs = await create({}, otherTenantId)
       const err = await rejection(cloud.services.apiKeys.revoke(tenantId, theirs.id, TEST_ACTOR))
       expect(err.code).toBe('api_key_not_found')
-      expect(err.status).toBe(404)
+      expect(problemStatus(err.code)).toBe(404)
       expect((await summary(theirs.id, otherTenantId)).status).toBe('active')
       expect((await getEmployees(theirs.key)).statusCode).toBe(200)
       // Nor is the attempt written to either tenant's log as a revocation.

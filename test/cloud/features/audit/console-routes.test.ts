@@ -4,12 +4,12 @@ import { formatTimestamp, nowMicros } from '../../../../shared/time.js'
 import { describeEachDatabase } from '../../../support/cloud-harness.js'
 import { adminConsole, type ConsoleApi, listAll, viewerConsole } from '../../console-kit.js'
 
-// The administration API: the audit log, newest first, filtered by action, actor, target and
+// The console API: the audit log, newest first, filtered by action, actor, target and
 // time, with cursor paging.
 
 const SECOND = 1_000_000
 
-describeEachDatabase('the audit log in the administration API', (cloud) => {
+describeEachDatabase('the audit log in the console API', (cloud) => {
   let first: ConsoleApi
   let second: ConsoleApi
   let keyId: string

@@ -12,7 +12,7 @@ import {
 } from '../../../support/cloud-harness.js'
 import { adminConsole, type ConsoleApi, viewerConsole } from '../../console-kit.js'
 
-// The administration API: the dashboard's punches per hour and webhook delivery outcomes per
+// The console API: the dashboard's punches per hour and webhook delivery outcomes per
 // day, counted in SQL on either database, in the tenant's time zone (Asia/Kolkata is +05:30, so
 // its hours start at half past UTC; America/New_York puts its clocks back on 2026-11-01).
 
@@ -62,7 +62,7 @@ async function deliveries(
   if (status === 'pending') await endpoints.pause(tenantId, endpoint.id, TEST_ACTOR)
   for (let i = 0; i < count; i++) await endpoints.sendTest(tenantId, endpoint.id, TEST_ACTOR)
   const dispatcher = new WebhookDispatcher({
-    db: cloud.database.db,
+    stores: cloud.services.stores,
     dialect: cloud.database.dialect,
     secretBox: cloud.database.secretBox,
     outbox: cloud.services.outbox,
@@ -105,7 +105,7 @@ const day = (date: string, counts: Partial<Record<DeliveryStatus, number>> = {})
   ...counts,
 })
 
-describeEachDatabase('the dashboard in the administration API', (cloud) => {
+describeEachDatabase('the dashboard in the console API', (cloud) => {
   afterEach(() => {
     cloud.fixedNow = undefined
   })

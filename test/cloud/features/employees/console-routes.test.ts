@@ -4,7 +4,7 @@ import type { Employee } from '../../../../shared/employee.js'
 import { describeEachDatabase, employee } from '../../../support/cloud-harness.js'
 import { adminConsole, type ConsoleApi, listAll, viewerConsole } from '../../console-kit.js'
 
-// The administration API: the employee directory, searched (docs/decisions/0048-employee-prefix-search.md)
+// The console API: the employee directory, searched (docs/decisions/0048-employee-prefix-search.md)
 // and paged, and CSV imports in the
 // CLI's format with a report for each line.
 
@@ -23,7 +23,7 @@ const FIRST_EXPORT = [
   'E007,"Lal, Mohan",,,,', // 9: good, quoted comma, status defaults to ACTIVE
 ].join('\r\n')
 
-describeEachDatabase('employees in the administration API', (cloud) => {
+describeEachDatabase('employees in the console API', (cloud) => {
   const newApi = async () => adminConsole(cloud, await cloud.createTenant())
   const importCsv = async (api: ConsoleApi, text: string) => {
     const res = await api.send('/employees/import', text)

@@ -5,7 +5,8 @@ import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../../../../cloud/features/bearer
 import {
   DEFAULT_ROTATION_GRACE_SECONDS,
   MAX_ROTATION_GRACE_SECONDS,
-} from '../../../../cloud/features/oauth/app-service.js'
+} from '../../../../cloud/features/secret-rotation.js'
+import { problemStatus } from '../../../../shared/problem.js'
 import { formatServerTime, nowMicros } from '../../../../shared/time.js'
 import { describeEachDatabase, TEST_ACTOR, type TestCloud } from '../../../support/cloud-harness.js'
 import { everyStoredValue } from '../../stored-values.js'
@@ -138,7 +139,7 @@ describeEachDatabase('OAuth app service', (cloud: TestCloud) => {
       for (const tenant of [tenantId, otherTenantId]) {
         const err = await rejection(create({ clientId, name: 'second' }, tenant))
         expect(err.code).toBe('client_id_taken')
-        expect(err.status).toBe(409)
+        expect(problemStatus(err.code)).toBe(409)
       }
       expect(await everyStoredValue(cloud.database.db)).toBe(before)
       expect(await works(clientId, first.clientSecret)).toBe(true)
@@ -267,7 +268,7 @@ describeEachDatabase('OAuth app service', (cloud: TestCloud) => {
       for (const id of [theirs.id, 'app_00000000000000000000000000']) {
         const err = await rejection(apps().rotateSecret(tenantId, id, TEST_ACTOR))
         expect(err.code, id).toBe('oauth_app_not_found')
-        expect(err.status).toBe(404)
+        expect(problemStatus(err.code)).toBe(404)
       }
       expect((await listed(theirs.id, otherTenantId)).secrets).toHaveLength(1)
       expect(await works(theirs.clientId, theirs.clientSecret)).toBe(true)

@@ -4,12 +4,12 @@ import { nowMicros, parseTimestamp } from '../../../../shared/time.js'
 import { bearer, describeEachDatabase } from '../../../support/cloud-harness.js'
 import { adminConsole, type ConsoleApi, viewerConsole } from '../../console-kit.js'
 
-// The administration API: OAuth apps, as the CLI makes them, over /api/console/v1,
+// The console API: OAuth apps, as the CLI makes them, over /api/console/v1,
 // and an app's audit history from the audit route.
 
 const SECOND = 1_000_000
 
-describeEachDatabase('OAuth apps in the administration API', (cloud) => {
+describeEachDatabase('OAuth apps in the console API', (cloud) => {
   let api: ConsoleApi
 
   beforeAll(async () => {

@@ -113,12 +113,12 @@ describeEachDatabase('console sessions', (cloud) => {
     })
   })
 
-  it('answers 401 without a cookie, on the session and on the administration API', async () => {
+  it('answers 401 without a cookie, on the session and on the console API', async () => {
     for (const url of ['/session', '/webhooks', '/users']) {
       const res = await cloud.app.inject({ method: 'GET', url: `${CONSOLE}${url}` })
       expect(problemOf(res), url).toEqual({ status: 401, code: 'authentication_required' })
     }
-    // RFC 9110 §11.6.1: each 401 names a scheme the route takes. The administration API takes admin
+    // RFC 9110 §11.6.1: each 401 names a scheme the route takes. The console API takes admin
     // tokens; the session routes, the cookie only.
     const admin = await cloud.app.inject({ method: 'GET', url: `${CONSOLE}/webhooks` })
     expect(admin.headers['www-authenticate']).toMatch(/^Bearer /)
@@ -226,7 +226,7 @@ describeEachDatabase('console sessions', (cloud) => {
     expect(JSON.stringify(rows)).not.toContain(browser.cookie.slice(4, -6))
   })
 
-  it('lets a session use the existing administration routes, audited as the user', async () => {
+  it('lets a session use the existing console API routes, audited as the user', async () => {
     const { owner, browser } = await signedInOwner(cloud)
     const created = await browser.call('POST', '/webhooks', {
       body: { url: 'https://hooks.example.com/session' },

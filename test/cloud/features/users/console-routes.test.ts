@@ -18,7 +18,7 @@ import {
   signInRequest,
   type TestUser,
   uniqueEmail,
-} from './session-kit.js'
+} from '../sessions/session-kit.js'
 
 async function signedIn(cloud: TestCloud, tenantId: string, role: 'owner' | 'admin' | 'viewer') {
   const user = await newUser(cloud, tenantId, role)
@@ -268,7 +268,7 @@ describeEachDatabase('console password change and the must-change gate', (cloud)
     return { user: u, browser: await signIn(cloud, email, temporaryPassword) }
   }
 
-  it('answers 403 password_change_required on every administration route until the password is changed', async () => {
+  it('answers 403 password_change_required on every console API route until the password is changed', async () => {
     const { user, browser } = await invited()
     for (const [method, path] of [
       ['GET', '/webhooks'],

@@ -6,6 +6,7 @@ import { WebhookDispatcher } from '../../../../cloud/features/webhooks/dispatche
 import { WebhookSender } from '../../../../cloud/features/webhooks/webhook-sender.js'
 import { createServices } from '../../../../cloud/services.js'
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../../../cloud/settings/webhook-settings.js'
+import { Stores } from '../../../../cloud/stores.js'
 import {
   bearer,
   describeEachDatabase,
@@ -211,21 +212,23 @@ describe.concurrent('the webhook outbox', () => {
         let eventsWritten = 0
         const failing = ingestPunches(
           {
-            db: cloud.database.db,
             outbox: cloud.services.outbox,
-            // The ingest's own work, in a real transaction, which then fails to commit.
-            transact: (work) =>
-              cloud.database.db.transaction().execute(async (trx) => {
-                await work(trx)
-                eventsWritten = (
-                  await trx
-                    .selectFrom('webhook_events')
-                    .select('id')
-                    .where('tenant_id', '=', api.tenantId)
-                    .execute()
-                ).length
-                throw new Error('commit failed')
-              }),
+            stores: {
+              read: cloud.services.stores.read,
+              // The ingest's own work, in a real transaction, which then fails to commit.
+              transaction: (work) =>
+                cloud.database.db.transaction().execute(async (trx) => {
+                  await work(new Stores(trx))
+                  eventsWritten = (
+                    await trx
+                      .selectFrom('webhook_events')
+                      .select('id')
+                      .where('tenant_id', '=', api.tenantId)
+                      .execute()
+                  ).length
+                  throw new Error('commit failed')
+                }),
+            },
           },
           { id: api.tenantId, timeZone: 'Asia/Kolkata', backfillDays: 30 },
           cloud.now(),
@@ -266,7 +269,7 @@ describe.concurrent('the webhook outbox', () => {
       await services.employees.upsert(tenantId, [employee('F03')])
 
       const dispatcher = new WebhookDispatcher({
-        db: cloud.database.db,
+        stores: services.stores,
         dialect: cloud.kind,
         secretBox: cloud.database.secretBox,
         outbox: services.outbox,

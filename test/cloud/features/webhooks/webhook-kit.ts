@@ -10,7 +10,7 @@ import type { ReceivedWebhook } from '../../../support/webhook-receiver.js'
 export const CONSOLE = '/api/console/v1'
 
 /**
- * The administration API as a tenant's admin calls it: over HTTP (app.inject) with an admin token.
+ * The console API as a tenant's admin calls it: over HTTP (app.inject) with an admin token.
  * `actor` is what the audit log must name for this caller.
  */
 export interface ConsoleClient {
@@ -27,7 +27,7 @@ export async function newTenantConsole(cloud: TestCloud): Promise<ConsoleClient>
   return consoleFor(cloud, await cloud.createTenant())
 }
 
-/** The administration API of a tenant, through a new admin token. */
+/** The console API of a tenant, through a new admin token. */
 export async function consoleFor(cloud: TestCloud, tenantId: string): Promise<ConsoleClient> {
   const { id, token } = await cloud.services.adminTokens.create(tenantId, {}, TEST_ACTOR)
   const headers = { authorization: `Bearer ${token}` }

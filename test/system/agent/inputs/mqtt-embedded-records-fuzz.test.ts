@@ -6,7 +6,7 @@
  * firmware gets almost right: times in every RFC 3339 spelling and local times in zones with
  * half-hour offsets and daylight saving (gaps and repeated hours), odd employee codes and statuses,
  * batches in one message, ATTLOG lines. The device stays connected throughout, and a good punch
- * after all of it is stored. mqtt-embedded-fuzz.test.ts covers raw bytes and PUBACK accounting.
+ * after all of it is stored. mqtt-embedded-input.fuzz.test.ts covers raw bytes and PUBACK accounting.
  * Reproduce a failure with HAJRI_FUZZ_SEED=<seed printed by fast-check>.
  */
 import fc from 'fast-check'

@@ -13,7 +13,7 @@
  * - nothing is dropped: each frame the input handed over left at least one punch or dead letter;
  * - the input never fails a frame and never reopens its port.
  *
- * serial-input-intake.test.ts covers ATTLOG lines between random bytes; this adds the other
+ * serial-input.intake.test.ts covers ATTLOG lines between random bytes; this adds the other
  * framings and formats, near-valid records and the checks of what is stored.
  * Reproduce a failure with HAJRI_FUZZ_SEED=<seed printed by fast-check>.
  */

@@ -1,5 +1,5 @@
 /**
- * The web console in a real Chromium, against a real hajri-cloud and a real
+ * The console in a real Chromium, against a real hajri-cloud and a real
  * webhook receiver. The tests run in order, as one person's visit: sign in, every page, keys, apps,
  * webhooks and deliveries, employees, users, then a viewer, then sign out. Each page is saved as a
  * screenshot in test-results/console/.
@@ -48,7 +48,7 @@ const READ_ONLY_BUTTONS = [
 const slug = (text: string) => text.toLowerCase().replace(/[^a-z0-9]+/g, '-')
 
 describe.skipIf(chromium.skipReason !== undefined)(
-  `the developer console in Chromium${chromium.skipReason ? ` (skipped: ${chromium.skipReason})` : ''}`,
+  `the console in Chromium${chromium.skipReason ? ` (skipped: ${chromium.skipReason})` : ''}`,
   () => {
     const fixture = new ConsoleFixture()
     let context: BrowserContext
