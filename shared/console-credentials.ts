@@ -5,7 +5,7 @@ import { SinglePageSchema } from './pagination.js'
 import { NO_CONTROL_CHARACTERS } from './schema-helpers.js'
 import { SCOPES, ScopeSchema } from './scopes.js'
 
-// The administration API's requests and answers for API keys and OAuth apps. The bounds
+// The console API's requests and answers for API keys and OAuth apps. The bounds
 // repeat what ApiKeyService and OAuthAppService check, so that the OpenAPI document states them and
 // a wrong field is reported with its pointer; the services stay the authority (the CLI calls them).
 
