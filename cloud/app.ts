@@ -103,7 +103,7 @@ function requestId(req: { headers: Record<string, string | string[] | undefined>
  * function, the count means what it says; it is only safe where nothing but the proxies can reach us
  * (docs/operators/production.md#tls-the-proxy-and-hajri_trust_proxy).
  */
-export function trustProxyOption(value: CloudConfig['trustProxy']): FastifyServerOptions['trustProxy'] {
+function trustProxyOption(value: CloudConfig['trustProxy']): FastifyServerOptions['trustProxy'] {
   if (typeof value !== 'number') return value
   const hops = value
   return (_address: string, hop: number) => hop < hops

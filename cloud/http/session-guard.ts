@@ -10,7 +10,7 @@ import { ChallengeError } from './challenge-error.js'
 export const SESSION_COOKIE = 'hajri_session'
 
 /** The header a signed-in browser echoes its session's CSRF token in (OWASP synchronizer token pattern). */
-export const CSRF_HEADER = 'x-csrf-token'
+const CSRF_HEADER = 'x-csrf-token'
 
 /**
  * RFC 9110 §11.6.1: a 401 carries a challenge the resource accepts. HTTP has no standard scheme for a

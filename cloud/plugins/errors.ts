@@ -20,7 +20,7 @@ export function frameworkErrors(err: FastifyError, request: FastifyRequest, repl
 }
 
 /** Answers a problem: the status and headers the HTTP layer mapped it to, and the RFC 9457 body. */
-export function sendProblem(
+function sendProblem(
   reply: FastifyReply,
   request: FastifyRequest,
   problem: HttpProblem,

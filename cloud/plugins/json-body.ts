@@ -4,13 +4,13 @@ import { AppError } from '../app-error.js'
 import { duplicateJsonName } from './duplicate-json-name.js'
 
 /** Deeper than any request of ours; deep enough to be sure it is not a mistake. */
-export const MAX_JSON_DEPTH = 32
+const MAX_JSON_DEPTH = 32
 
 /**
  * Whether `text` nests arrays and objects deeper than `limit`. One linear pass that skips strings
  * and stops at the first level too deep, so a hostile body costs no more than its length.
  */
-export function jsonDepthExceeds(text: string, limit: number): boolean {
+function jsonDepthExceeds(text: string, limit: number): boolean {
   let depth = 0
   let inString = false
   for (let i = 0; i < text.length; i++) {

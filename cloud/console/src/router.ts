@@ -1,7 +1,7 @@
 import { useSyncExternalStore } from 'react'
 
 /** Where the console is served (cloud/plugins/static-console.ts, vite.config.ts `base`). */
-export const BASE = '/console'
+const BASE = '/console'
 
 const CHANGE = 'hajri:navigate'
 

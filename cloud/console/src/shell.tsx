@@ -20,7 +20,7 @@ interface PageEntry {
 }
 
 /** Every page, in the order of the navigation. */
-export const PAGES: PageEntry[] = [
+const PAGES: PageEntry[] = [
   { path: '/', label: 'Dashboard', page: DashboardPage },
   { path: '/keys', label: 'API keys', page: ApiKeysPage },
   { path: '/oauth-apps', label: 'OAuth apps', page: OAuthAppsPage },

@@ -89,7 +89,7 @@ function readCursor(v: Record<string, unknown>): EmployeeCursor | undefined {
   return { status, updatedSince: u as number, search, after: { updatedAt: k[0] as number, id } }
 }
 
-export function toEmployee(row: EmployeeRow): Employee {
+function toEmployee(row: EmployeeRow): Employee {
   return {
     id: row.id,
     employeeCode: row.employee_code,

@@ -6,7 +6,7 @@ import { decodeResponseBody, encodeResponseBody } from './response-codec.js'
 import type { IdempotencyStore } from './store.js'
 
 /** How long a key is remembered. The IETF draft leaves it to the server; 24 h covers any sane retry. */
-export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600
+const IDEMPOTENCY_TTL_SECONDS = 24 * 3600
 
 export interface StoredResponse {
   status: number

@@ -8,7 +8,7 @@ export interface ClientCredentials {
 }
 
 // RFC 6749 §2.3.1 requires HTTP Basic support; the challenge names our realm.
-export const BASIC_CHALLENGE = 'Basic realm="hajri"'
+const BASIC_CHALLENGE = 'Basic realm="hajri"'
 
 /**
  * application/x-www-form-urlencoded decoding (RFC 6749 Appendix B): `+` is a space, `%XX` a byte

@@ -34,7 +34,7 @@ declare module 'fastify' {
  * this keeps one client from spending the server's CPU on it. Wrong passwords also earn growing
  * delays for the email and the address (sign-in-throttle.ts), across instances.
  */
-export const SIGN_INS_PER_IP_PER_MINUTE = 30
+const SIGN_INS_PER_IP_PER_MINUTE = 30
 
 // A session answer carries the CSRF token: no cache may keep it (RFC 9111 §5.2.2.5).
 const NO_STORE = { 'cache-control': 'no-store' }

@@ -36,7 +36,7 @@ export const SESSION_LIFETIME_SECONDS = 12 * 3600
  * few tenants, not many; beyond these, the sign-in names its tenant. They are checked concurrently
  * (scrypt runs on libuv's thread pool), so with cores to spare several take about as long as one.
  */
-export const MAX_ACCOUNTS_PER_SIGN_IN = 4
+const MAX_ACCOUNTS_PER_SIGN_IN = 4
 
 const SECOND_MICROS = 1_000_000
 /** The idle clock is moved on at most once a minute: one write a minute, not one per request. */
@@ -51,7 +51,7 @@ export interface AuthenticatedSession {
   context: ConsoleContext
 }
 
-export function consoleUserActor(userId: string, ip: string | null): Actor {
+function consoleUserActor(userId: string, ip: string | null): Actor {
   return { name: `console_user:${userId}`, ip }
 }
 

@@ -31,7 +31,7 @@ function keysOf(attempt: SignInAttempt): Keys {
   }
 }
 
-export function loginLocked(until: number, now: number): AppError {
+function loginLocked(until: number, now: number): AppError {
   const seconds = Math.max(1, Math.ceil((until - now) / SECOND))
   const wait = seconds < 90 ? `${seconds} second(s)` : `${Math.ceil(seconds / 60)} minute(s)`
   return new AppError(

@@ -31,7 +31,7 @@ export interface EndpointServiceStores extends FanOutStores {
 /** Where a secret sealed for an endpoint may be opened: that endpoint's row only. */
 export const secretContext = (endpointId: string) => `webhook_secret:${endpointId}`
 
-export function toEndpoint(row: EndpointRow, secrets: readonly EndpointSecretRow[]): WebhookEndpoint {
+function toEndpoint(row: EndpointRow, secrets: readonly EndpointSecretRow[]): WebhookEndpoint {
   return {
     id: row.id,
     url: row.url,

@@ -45,7 +45,7 @@ export function generateSigningSecret(): string {
  * old or the new secret verifies while a rotation is in its grace period. Signed by the standardwebhooks
  * package itself, so what we send is what its verify() checks.
  */
-export function signatureHeader(
+function signatureHeader(
   secrets: readonly string[],
   messageId: string,
   at: Date,
