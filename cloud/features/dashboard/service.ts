@@ -9,7 +9,7 @@ import { AppError } from '../../app-error.js'
 import type { TenantContext } from '../../auth/tenant-context.js'
 import type { UnitOfWork } from '../../db/unit-of-work.js'
 import type { DashboardStore } from './store.js'
-import { DAY_US, dayWindow, HOUR_US, hourWindow } from './zone-calendar.js'
+import { DAY_MICROS, dayWindow, HOUR_MICROS, hourWindow } from './zone-calendar.js'
 
 /** A bound, checked here too: it is what keeps one request's work small, whoever calls. */
 function within(name: 'hours' | 'days', value: number, max: number): number {
@@ -31,11 +31,11 @@ export class DashboardService {
   async punchesPerHour(tenant: TenantContext, hours: number): Promise<PunchesPerHour> {
     const window = hourWindow(this.deps.now(), within('hours', hours, MAX_DASHBOARD_HOURS), tenant.timeZone)
     const rows = await this.deps.stores.read.dashboard.punchCounts(tenant.id, {
-      from: window.startUs,
-      to: window.endUs,
-      origin: window.startUs,
-      width: HOUR_US,
-      offsets: [{ untilUs: undefined, offsetUs: 0 }],
+      from: window.startMicros,
+      to: window.endMicros,
+      origin: window.startMicros,
+      width: HOUR_MICROS,
+      offsets: [{ untilMicros: undefined, offsetMicros: 0 }],
     })
     const counts = new Map(rows.map((r) => [Number(r.bucket), Number(r.count)]))
     return {
@@ -48,10 +48,10 @@ export class DashboardService {
   async deliveriesPerDay(tenant: TenantContext, days: number): Promise<DeliveriesPerDay> {
     const window = dayWindow(this.deps.now(), within('days', days, MAX_DASHBOARD_DAYS), tenant.timeZone)
     const rows = await this.deps.stores.read.dashboard.deliveryCounts(tenant.id, {
-      from: window.startUs,
-      to: window.endUs,
-      origin: window.firstWallUs,
-      width: DAY_US,
+      from: window.startMicros,
+      to: window.endMicros,
+      origin: window.firstWallMicros,
+      width: DAY_MICROS,
       offsets: window.offsets,
     })
     const data = window.labels.map((day) => ({ day, succeeded: 0, failed: 0, exhausted: 0, pending: 0 }))

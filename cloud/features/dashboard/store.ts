@@ -27,12 +27,12 @@ function bucketOf(column: 'punched_at' | 'created_at', b: Buckets): RawBuilder<n
   const ref = sql.ref(column)
   const offsets = b.offsets
   let offset: RawBuilder<unknown>
-  if (offsets.length === 1) offset = lit(offsets[0]?.offsetUs ?? 0)
+  if (offsets.length === 1) offset = lit(offsets[0]?.offsetMicros ?? 0)
   else {
     const branches = offsets.map((o) =>
-      o.untilUs === undefined
-        ? sql`else ${lit(o.offsetUs)}`
-        : sql`when ${ref} < ${lit(o.untilUs)} then ${lit(o.offsetUs)}`,
+      o.untilMicros === undefined
+        ? sql`else ${lit(o.offsetMicros)}`
+        : sql`when ${ref} < ${lit(o.untilMicros)} then ${lit(o.offsetMicros)}`,
     )
     offset = sql`case ${sql.join(branches, sql` `)} end`
   }
