@@ -14,13 +14,12 @@ import { nowMicros } from '../shared/time.js'
 import { consoleApi } from './apis/console-api.js'
 import { oauthApi } from './apis/oauth-api.js'
 import { publicApi } from './apis/public-api.js'
+import { backgroundJobs } from './background-jobs.js'
 import type { CloudConfig } from './config.js'
 import type { DatabaseHandle } from './db/database.js'
 import { pingDatabase } from './db/ping-database.js'
 import { healthRoutes } from './features/health/routes.js'
 import { refuseUnhonouredIdempotencyKeys } from './features/idempotency/unhonoured-key.js'
-import { WebhookDispatcher } from './features/webhooks/dispatcher.js'
-import { WebhookSender } from './features/webhooks/webhook-sender.js'
 import { consoleOrigin } from './http/session-guard.js'
 import { loggerOptions } from './logger-options.js'
 import { refuseUndeclaredBodies } from './plugins/bodyless-routes.js'
@@ -196,44 +195,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // The console's files: a single-page app on the console API above.
   await app.register(staticConsolePlugin)
 
-  // Expired idempotency keys, long-expired tokens, ended console sessions and old sign-in failures
-  // are dropped hourly, off the request path.
-  const purge = setInterval(() => {
-    Promise.all([
-      services.idempotency.purgeExpired(),
-      services.tokens.purgeExpired(),
-      services.consoleSessions.purgeExpired(),
-    ]).then(
-      ([keys, tokens, sessions]) =>
-        keys + tokens + sessions > 0 && app.log.info({ keys, tokens, sessions }, 'expired records purged'),
-      (err) => app.log.warn({ err }, 'purge of expired records failed'),
-    )
-  }, 3_600_000)
-  purge.unref()
-  app.addHook('onClose', async () => clearInterval(purge))
-
-  if (options.dispatchWebhooks) {
-    const dispatcher = new WebhookDispatcher({
-      stores: services.stores,
-      dialect: database.dialect,
-      secretBox: database.secretBox,
-      outbox: services.outbox,
-      audit: services.audit,
-      sender: new WebhookSender({
-        policy: services.urlPolicy,
-        timeoutSeconds: webhooks.timeoutSeconds,
-        connectTimeoutSeconds: webhooks.connectTimeoutSeconds,
-      }),
-      durable: () => database.durable(),
-      settings: webhooks,
-      log: app.log.child({ component: 'webhooks' }),
-      now,
-    })
-    app.addHook('onReady', async () => dispatcher.start())
-    // Before the database closes (onClose): attempts in flight get a few seconds to finish.
-    app.addHook('preClose', async () => dispatcher.stop())
-  }
-  app.addHook('onClose', async () => services.urlPolicy.close())
+  await app.register(backgroundJobs, {
+    services,
+    database,
+    webhooks,
+    dispatchWebhooks: options.dispatchWebhooks ?? false,
+    now,
+  })
 
   return app
 }
