@@ -20,11 +20,7 @@ export function frameworkErrors(err: FastifyError, request: FastifyRequest, repl
 }
 
 /** Answers a problem: the status and headers the HTTP layer mapped it to, and the RFC 9457 body. */
-function sendProblem(
-  reply: FastifyReply,
-  request: FastifyRequest,
-  problem: HttpProblem,
-): FastifyReply {
+function sendProblem(reply: FastifyReply, request: FastifyRequest, problem: HttpProblem): FastifyReply {
   reply.headers(problem.headers)
   return reply
     .code(problem.status)

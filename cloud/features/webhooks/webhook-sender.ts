@@ -45,12 +45,7 @@ export function generateSigningSecret(): string {
  * old or the new secret verifies while a rotation is in its grace period. Signed by the standardwebhooks
  * package itself, so what we send is what its verify() checks.
  */
-function signatureHeader(
-  secrets: readonly string[],
-  messageId: string,
-  at: Date,
-  body: string,
-): string {
+function signatureHeader(secrets: readonly string[], messageId: string, at: Date, body: string): string {
   return secrets.map((secret) => new Webhook(secret).sign(messageId, at, body)).join(' ')
 }
 
