@@ -41,8 +41,6 @@ import { type ServerTimeouts, serverTimeoutOptions, serverTimeouts } from './set
 import { DEFAULT_WEBHOOK_SETTINGS } from './settings/webhook-settings.js'
 import { validatorCompiler } from './validation.js'
 
-export type { RouteRecord } from './plugins/route-table.js'
-
 declare module 'fastify' {
   interface FastifyInstance {
     /** The services the routes use, for the CLI-less administration a test needs. */

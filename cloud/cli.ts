@@ -21,11 +21,9 @@ import { serverCommands } from './commands/server-commands.js'
 import { tenantCommands } from './commands/tenant-commands.js'
 import { userCommands } from './commands/user-commands.js'
 import { webhookCommands } from './commands/webhook-commands.js'
-import { DEFAULT_DATABASE_URL } from './config.js'
 import { CsvFormatError } from './features/employees/employee-csv.js'
 import { ConfigError } from './settings/config-error.js'
-
-export type { CliIo } from './commands/command-context.js'
+import { DEFAULT_DATABASE_URL } from './settings/database-url.js'
 
 /** Every command, each declared once; the usage lists them in this order. */
 export const COMMANDS: readonly CommandEntry[] = [

@@ -68,8 +68,6 @@ export interface CloudConfig {
   keepAliveTimeoutSeconds?: number | undefined
 }
 
-export { DEFAULT_DATABASE_URL } from './settings/database-url.js'
-
 function integer(
   env: NodeJS.ProcessEnv,
   name: string,

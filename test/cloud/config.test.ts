@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { DEFAULT_DATABASE_URL, loadCloudConfig } from '../../cloud/config.js'
+import { loadCloudConfig } from '../../cloud/config.js'
 import { ConfigError } from '../../cloud/settings/config-error.js'
-import { DEFAULT_DATABASE_POOL_SIZE } from '../../cloud/settings/database-url.js'
+import { DEFAULT_DATABASE_POOL_SIZE, DEFAULT_DATABASE_URL } from '../../cloud/settings/database-url.js'
 import { DEFAULT_IDEMPOTENCY_MAX_BYTES_PER_CREDENTIAL } from '../../cloud/settings/idempotency-limits.js'
 import {
   DEFAULT_CONSOLE_RATE_LIMIT,

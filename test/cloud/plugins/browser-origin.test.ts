@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify'
 import { beforeAll, expect, it } from 'vitest'
-import type { RouteRecord } from '../../../cloud/app.js'
+import type { RouteRecord } from '../../../cloud/plugins/route-table.js'
 import { SCOPES } from '../../../shared/scopes.js'
 import { bearer, describeEachDatabase, employee, TEST_ACTOR } from '../../support/cloud-harness.js'
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { RouteRecord } from '../../../cloud/app.js'
+import type { RouteRecord } from '../../../cloud/plugins/route-table.js'
 import { EmployeeListQuerySchema } from '../../../shared/employee.js'
 import { PROBLEM_CONTENT_TYPE } from '../../../shared/problem.js'
 import { PunchInputSchema } from '../../../shared/punch.js'

@@ -8,7 +8,7 @@
  */
 import type { LightMyRequestResponse } from 'fastify'
 import { beforeAll, expect, it } from 'vitest'
-import type { RouteRecord } from '../../../cloud/app.js'
+import type { RouteRecord } from '../../../cloud/plugins/route-table.js'
 import { bearer, describeEachDatabase } from '../../support/cloud-harness.js'
 import { someAddress } from '../features/sessions/session-kit.js'
 import { type OpenApiDocument, openApiOf, operationOf, queryParameters } from './openapi-walk.js'

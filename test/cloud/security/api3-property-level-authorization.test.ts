@@ -7,7 +7,7 @@
  * appear only in the answers that create them, and real answers of every route bear that out.
  */
 import { beforeAll, expect, it } from 'vitest'
-import type { RouteRecord } from '../../../cloud/app.js'
+import type { RouteRecord } from '../../../cloud/plugins/route-table.js'
 import { bearer, describeEachDatabase } from '../../support/cloud-harness.js'
 import {
   isObjectSchema,

@@ -8,7 +8,7 @@
  */
 import type { LightMyRequestResponse } from 'fastify'
 import { beforeAll, expect, it } from 'vitest'
-import type { RouteRecord } from '../../../cloud/app.js'
+import type { RouteRecord } from '../../../cloud/plugins/route-table.js'
 import { SCOPES, type Scope } from '../../../shared/scopes.js'
 import { bearer, describeEachDatabase, TEST_ACTOR, type TestCloud } from '../../support/cloud-harness.js'
 import { type Browser, newTenant, newUser, signIn, uniqueEmail } from '../features/sessions/session-kit.js'

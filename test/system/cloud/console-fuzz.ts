@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check'
 import { expect } from 'vitest'
-import type { RouteRecord } from '../../../cloud/app.js'
+import type { RouteRecord } from '../../../cloud/plugins/route-table.js'
 import { EMPLOYEE_STATUSES } from '../../../shared/employee.js'
 import { WEBHOOK_EVENT_TYPES } from '../../../shared/webhook-events.js'
 import { bearer, TEST_ACTOR, type TestCloud } from '../../support/cloud-harness.js'

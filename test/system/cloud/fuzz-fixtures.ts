@@ -6,8 +6,9 @@
  */
 import fc from 'fast-check'
 import { expect } from 'vitest'
-import { buildApp, type RouteRecord } from '../../../cloud/app.js'
+import { buildApp } from '../../../cloud/app.js'
 import { openDatabase } from '../../../cloud/db/database.js'
+import type { RouteRecord } from '../../../cloud/plugins/route-table.js'
 import { PunchInputSchema } from '../../../shared/punch.js'
 import { formatTimestamp, nowMicros } from '../../../shared/time.js'
 import { isOAuthRoute, setUpOAuthFuzz } from '../../cloud/features/oauth/oauth-fuzz.js'

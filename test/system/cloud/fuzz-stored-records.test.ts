@@ -15,7 +15,7 @@
  */
 import fc from 'fast-check'
 import { beforeAll, expect, it } from 'vitest'
-import type { RouteRecord } from '../../../cloud/app.js'
+import type { RouteRecord } from '../../../cloud/plugins/route-table.js'
 import { nowMicros } from '../../../shared/time.js'
 import { crossRowProblems } from '../../cloud/cross-row-checks.js'
 import { DatabaseChanges, type RowChange, type TableName } from '../../cloud/database-changes.js'

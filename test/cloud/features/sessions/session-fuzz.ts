@@ -7,8 +7,8 @@
  * address of its own, as the sign-in limits are per address.
  */
 import fc from 'fast-check'
-import type { RouteRecord } from '../../../../cloud/app.js'
 import { hashPassword } from '../../../../cloud/features/users/password.js'
+import type { RouteRecord } from '../../../../cloud/plugins/route-table.js'
 import { TEST_ACTOR, type TestCloud } from '../../../support/cloud-harness.js'
 import {
   type FuzzContext,
