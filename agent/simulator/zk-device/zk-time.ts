@@ -1,6 +1,10 @@
 /**
  * Device times are local wall times with no zone (the terminal has none): carried here as ISO local
  * strings `YYYY-MM-DDTHH:mm:ss`, or as their six fields, never as a Date in the host's zone.
+ *
+ * The emulator keeps its own codecs, though agent/inputs/zk/ has the same ones: it is the device side,
+ * written apart from the client so that a misreading of the protocol shows as a disagreement between
+ * the two (docs/development/zk-protocol.md), not as a shared bug both tests pass.
  */
 export interface WallTime {
   year: number
