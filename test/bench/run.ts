@@ -5,6 +5,7 @@ import { agentAdmsBench } from './agent-adms.bench.js'
 import { agentDrainBench } from './agent-drain.bench.js'
 import { agentIdleBench } from './agent-idle.bench.js'
 import { agentIngestBench } from './agent-ingest.bench.js'
+import { agentZkReadBench } from './agent-zk-read.bench.js'
 import { authenticatedRouteBench } from './authenticated-route.bench.js'
 import { batchIngestBench } from './batch-ingest.bench.js'
 import { readBenchSettings } from './bench-settings.js'
@@ -33,6 +34,7 @@ const BENCHMARKS: Benchmark[] = [
   agentAdmsBench,
   agentDrainBench,
   agentIdleBench,
+  agentZkReadBench,
   webhookDeliveryBench,
   webhookLatencyBench,
 ]
