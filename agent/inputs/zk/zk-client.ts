@@ -5,7 +5,7 @@ import { decodeZkFreeSizes, type ZkFreeSizes } from './zk-free-sizes.js'
 import { DEFAULT_MAX_PACKET_BYTES, decodeZkPacket, encodeZkPacket, type ZkPacket } from './zk-packet.js'
 import { ZkProtocolError } from './zk-protocol-error.js'
 import { decodeZkAttlogEvent, type ZkAttlogEvent } from './zk-realtime.js'
-import { decodeZkAttendanceDataset, type ZkAttendanceDataset } from './zk-records.js'
+import { openZkAttendanceDataset, type ZkAttendanceDataset, type ZkAttendanceLog } from './zk-records.js'
 import { isZkRefusal, zkRefusal, zkUnexpectedReply } from './zk-reply-errors.js'
 import { decodeZkTime, encodeZkTime, type ZkWallTime } from './zk-time.js'
 import {
@@ -14,6 +14,7 @@ import {
   type ZkTransport,
   type ZkTransportKind,
 } from './zk-transport.js'
+import { decodeZkUsers, ZK_FCT_USER, ZK_USERTEMP_RRQ, type ZkUser } from './zk-users.js'
 
 export const ZK_DEFAULT_PORT = 4370
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000
@@ -74,6 +75,8 @@ interface Pending {
 }
 
 const EMPTY = Buffer.alloc(0)
+/** A dataset of no records: its u32 size, 0. */
+const EMPTY_DATASET = Buffer.alloc(4)
 const REPLY_NUMBERS = 0x10000
 
 /**
@@ -181,25 +184,53 @@ export class ZkClient {
   }
 
   /**
-   * The whole attendance log (the device keeps no cursor). The device is disabled while it is read,
-   * so that its record count and its dataset agree, and enabled again whatever happens, as long as
-   * the connection lasts.
+   * The whole attendance log (the device keeps no cursor), every record decoded. The device is
+   * disabled while it is read, so that its record count and its dataset agree, and enabled again
+   * whatever happens, as long as the connection lasts.
    */
-  readAttendance(): Promise<ZkAttendanceRead> {
+  async readAttendance(): Promise<ZkAttendanceRead> {
+    const { freeSizes, log } = await this.readAttendanceLog()
+    const dataset: ZkAttendanceDataset = { recordBytes: log.recordBytes, records: [], malformed: [] }
+    for (let index = 0; index < log.length; index++) {
+      const entry = log.at(index)
+      if ('record' in entry) dataset.records.push(entry.record)
+      else dataset.malformed.push(entry.malformed)
+    }
+    return { freeSizes, ...dataset }
+  }
+
+  /**
+   * The whole attendance log as readAttendance() reads it, its records decoded only when asked for:
+   * what the agent uses, since a decoded log of 100,000 records takes several times its 4 MB.
+   */
+  readAttendanceLog(): Promise<{ freeSizes: ZkFreeSizes; log: ZkAttendanceLog }> {
     return this.locked(async () => {
       await this.command(ZkCommand.DISABLEDEVICE)
       let failed = true
       try {
         const freeSizes = decodeZkFreeSizes(await this.command(ZkCommand.GET_FREE_SIZES))
-        const dataset =
-          freeSizes.records === 0
-            ? { recordBytes: undefined, records: [], malformed: [] }
-            : decodeZkAttendanceDataset(await this.readBuffer(ZkCommand.ATTLOG_RRQ), freeSizes.records)
+        const dataset = freeSizes.records === 0 ? EMPTY_DATASET : await this.readBuffer(ZkCommand.ATTLOG_RRQ)
+        const log = openZkAttendanceDataset(dataset, freeSizes.records)
         failed = false
-        return { freeSizes, ...dataset }
+        return { freeSizes, log }
       } finally {
         await this.afterRead(ZkCommand.ENABLEDEVICE, failed)
       }
+    })
+  }
+
+  /**
+   * The users enrolled on the device (read only: nothing here writes users), for the uid of 8-byte
+   * records, which name no PIN. The device stays enabled: a user enrolled meanwhile makes the sizes
+   * disagree, and the read fails with zk_bad_dataset rather than return a wrong table. Entries that
+   * cannot be read are left out (decodeZkUsers reports them): their uids then map to no PIN, as an
+   * unknown one would.
+   */
+  readUsers(): Promise<ZkUser[]> {
+    return this.locked(async () => {
+      const freeSizes = decodeZkFreeSizes(await this.command(ZkCommand.GET_FREE_SIZES))
+      if (freeSizes.users === 0) return []
+      return decodeZkUsers(await this.readBuffer(ZK_USERTEMP_RRQ, ZK_FCT_USER), freeSizes.users).users
     })
   }
 
@@ -234,18 +265,29 @@ export class ZkClient {
 
   private async open(): Promise<void> {
     const kind = this.options.transport ?? 'auto'
+    /** In auto, why TCP failed: said with UDP's own failure, which alone would hide it. */
+    let overTcp: ZkProtocolError | undefined
+    const withTcp = (error: unknown) =>
+      overTcp && error instanceof ZkProtocolError
+        ? new ZkProtocolError(error.code, `${error.message} (over UDP; over TCP: ${overTcp.message})`, {
+            cause: error,
+          })
+        : error
     try {
       this.transport = await this.openTransport(kind === 'auto' ? 'tcp' : kind)
     } catch (error) {
       if (kind !== 'auto' || !(error instanceof ZkProtocolError) || error.code !== 'zk_unreachable')
         throw error
-      this.transport = await this.openTransport('udp')
+      overTcp = error
+      this.transport = await this.openTransport('udp').catch((udpError: unknown) => {
+        throw withTcp(udpError)
+      })
     }
     try {
       await this.locked(() => this.openSession())
     } catch (error) {
       this.end(error instanceof ZkProtocolError ? error : undefined)
-      throw error
+      throw withTcp(error)
     }
   }
 
@@ -295,6 +337,9 @@ export class ZkClient {
     const key = makeZkAuthKey(this.options.commKey ?? 0, this.sessionIdValue)
     const auth = await this.exchange(ZkCommand.AUTH, key, (p) => p)
     if (auth.command !== ZkReply.ACK_OK) {
+      // The session the device opened is ended, so that it does not hold the device: over UDP
+      // nothing else tells it the client has gone, and it allows one session at a time.
+      await this.exchange(ZkCommand.EXIT, EMPTY, (p) => p).catch(() => undefined)
       throw new ZkProtocolError(
         'zk_auth_refused',
         `the device answered CMD_AUTH with ${zkCodeName(auth.command)}`,
@@ -327,11 +372,13 @@ export class ZkClient {
    * announced by CMD_ACK_OK with its size and read by chunks, one request at a time, then the
    * device's buffer is released with CMD_FREE_DATA.
    */
-  private async readBuffer(dataCommand: number): Promise<Buffer> {
-    // ZK protocol CMD_DATA_WRRQ data `<bhii`: 1, the data command, then two zero words.
+  private async readBuffer(dataCommand: number, fct = 0): Promise<Buffer> {
+    // ZK protocol CMD_DATA_WRRQ data `<bhii`: 1, the data command, its fct (0 for the log,
+    // FCT_USER for the user table), then a zero word.
     const request = Buffer.alloc(11)
     request.writeInt8(1, 0)
     request.writeUInt16LE(dataCommand, 1)
+    request.writeUInt32LE(fct, 3)
     const first = await this.exchange(ZkCommand.DATA_WRRQ, request, (p) => p)
     if (first.command === ZkCommand.DATA) {
       this.checkDatasetSize(first.data.length)
@@ -397,7 +444,12 @@ export class ZkClient {
   /** Runs `task` once every earlier task has ended, so that one exchange is in flight at a time. */
   private locked<T>(task: () => Promise<T>): Promise<T> {
     const run = this.queue.then(task, task)
-    this.queue = run.catch(() => undefined)
+    // Only the turn is kept, not the result: a log read would otherwise stay in memory until the
+    // next request.
+    this.queue = run.then(
+      () => undefined,
+      () => undefined,
+    )
     return run
   }
 

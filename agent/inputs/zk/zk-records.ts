@@ -40,12 +40,23 @@ const DATASET_SIZE_BYTES = 4
 const PIN_BYTES = 24
 
 /**
- * Reads a CMD_ATTLOG_RRQ dataset: a u32le byte count, then the records. The record size is that
+ * A CMD_ATTLOG_RRQ dataset whose records are decoded one at a time, when asked for: the raw log is
+ * 40 bytes a record, its decoded objects several times that, and the agent runs in a small heap.
+ */
+export interface ZkAttendanceLog {
+  recordBytes: ZkRecordBytes | undefined
+  length: number
+  /** The record at `index`, decoded anew on each call, or why its bytes are not a record. */
+  at(index: number): { record: ZkAttendanceRecord } | { malformed: ZkMalformedRecord }
+}
+
+/**
+ * Checks a CMD_ATTLOG_RRQ dataset: a u32le byte count, then the records. The record size is that
  * count divided by the record count of CMD_GET_FREE_SIZES (ZK protocol: the dataset does not say
  * it). Sizes that do not add up are an error for the whole dataset; a record that is the right size
- * but unreadable is reported as malformed, never dropped unseen.
+ * but unreadable is reported as malformed by `at`, never dropped unseen.
  */
-export function decodeZkAttendanceDataset(dataset: Buffer, recordCount: number): ZkAttendanceDataset {
+export function openZkAttendanceDataset(dataset: Buffer, recordCount: number): ZkAttendanceLog {
   if (!Number.isInteger(recordCount) || recordCount < 0) {
     throw new ZkProtocolError('zk_bad_dataset', `the record count must be a whole number, got ${recordCount}`)
   }
@@ -70,7 +81,7 @@ export function decodeZkAttendanceDataset(dataset: Buffer, recordCount: number):
         `the device counts no record but sent ${total} bytes of them`,
       )
     }
-    return { recordBytes: undefined, records: [], malformed: [] }
+    return { recordBytes: undefined, length: 0, at: (index) => outOfRange(index) }
   }
   const recordBytes = total / recordCount
   if (!RECORD_SIZES.includes(recordBytes)) {
@@ -80,15 +91,34 @@ export function decodeZkAttendanceDataset(dataset: Buffer, recordCount: number):
     )
   }
   const size = recordBytes as ZkRecordBytes
-  const result: ZkAttendanceDataset = { recordBytes: size, records: [], malformed: [] }
-  for (let index = 0; index < recordCount; index++) {
-    const bytes = body.subarray(index * size, (index + 1) * size)
-    try {
-      result.records.push(decodeZkRecord(bytes, size))
-    } catch (error) {
-      if (!(error instanceof ZkProtocolError)) throw error
-      result.malformed.push({ index, bytes: bytes.toString('hex'), error: error.message })
-    }
+  return {
+    recordBytes: size,
+    length: recordCount,
+    at(index) {
+      if (!Number.isInteger(index) || index < 0 || index >= recordCount) return outOfRange(index)
+      const bytes = body.subarray(index * size, (index + 1) * size)
+      try {
+        return { record: decodeZkRecord(bytes, size) }
+      } catch (error) {
+        if (!(error instanceof ZkProtocolError)) throw error
+        return { malformed: { index, bytes: bytes.toString('hex'), error: error.message } }
+      }
+    },
+  }
+}
+
+function outOfRange(index: number): never {
+  throw new RangeError(`no record ${index} in the dataset`)
+}
+
+/** Every record of a CMD_ATTLOG_RRQ dataset, decoded at once (see openZkAttendanceDataset). */
+export function decodeZkAttendanceDataset(dataset: Buffer, recordCount: number): ZkAttendanceDataset {
+  const log = openZkAttendanceDataset(dataset, recordCount)
+  const result: ZkAttendanceDataset = { recordBytes: log.recordBytes, records: [], malformed: [] }
+  for (let index = 0; index < log.length; index++) {
+    const entry = log.at(index)
+    if ('record' in entry) result.records.push(entry.record)
+    else result.malformed.push(entry.malformed)
   }
   return result
 }
