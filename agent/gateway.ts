@@ -8,11 +8,14 @@ import { EventBus } from './events.js'
 import { parseBackfillRange } from './inputs/backfill-range.js'
 import {
   type DeviceBackfill,
+  type DeviceClockResult,
   DeviceCommandError,
   type DeviceCommandStatus,
+  type DeviceControl,
   type DeviceReport,
   type DeviceReporter,
   isDeviceBackfill,
+  isDeviceControl,
   isDeviceReporter,
 } from './inputs/device-report.js'
 import type { InputContext } from './inputs/input-context.js'
@@ -30,6 +33,10 @@ import { TokenClient } from './uplink/token-client.js'
 
 /** A terminal whose attendance log is this full is close to losing records (or to refusing them). */
 const LOG_USE_ALARM = 0.8
+/** A read terminal's clock this far off the agent's puts punches on the wrong minute, or day. */
+const SKEW_ALARM_SECONDS = 300
+/** A change to a terminal's log stays an alarm this long after it was seen. */
+const NOTICE_ALARM_MS = 24 * 3600_000
 
 interface GatewayOptions {
   log: Logger
@@ -53,6 +60,7 @@ export class Gateway {
   private readonly inputs: Component[]
   private readonly reporters: DeviceReporter[]
   private readonly backfills: DeviceBackfill[]
+  private readonly controls: DeviceControl[]
   private readonly httpClient: ReturnType<typeof createHttpClient>
   private started: Component[] = []
 
@@ -97,6 +105,7 @@ export class Gateway {
           ...(d.mqtt ? ['mqtt'] : []),
           ...(d.serial ? ['serial'] : []),
           ...(d.adms ? ['adms'] : []),
+          ...(d.zk ? ['zk'] : []),
         ],
       })),
     )
@@ -110,6 +119,7 @@ export class Gateway {
     this.inputs = options.createInputs({ config, sink, events: this.events, log })
     this.reporters = this.inputs.filter(isDeviceReporter)
     this.backfills = this.inputs.filter(isDeviceBackfill)
+    this.controls = this.inputs.filter(isDeviceControl)
     this.statusServer = new StatusServer({
       listen: config.status.listen,
       // Beside the spool, where `hajri-agent dead-letters replay` and `devices backfill` find it.
@@ -133,6 +143,8 @@ export class Gateway {
         }),
       replayDeadLetters: (filter) => this.replayDeadLetters(filter),
       backfill: (deviceId, range) => this.backfill(deviceId, range.from, range.to),
+      setTime: (deviceId) => this.setTime(deviceId),
+      clearLog: (deviceId, options) => this.clearLog(deviceId, options),
     })
   }
 
@@ -199,6 +211,67 @@ export class Gateway {
     return input.backfill(deviceId, range.from, range.to)
   }
 
+  private deviceTimeZone(deviceId: string): string {
+    return this.config.devices.find((d) => d.id === deviceId)?.timezone ?? this.config.site.timezone
+  }
+
+  private control(deviceId: string): DeviceControl {
+    if (!this.config.devices.some((d) => d.id === deviceId))
+      throw new DeviceCommandError('device_not_found', `no device ${deviceId} in the configuration`)
+    const input = this.controls.find((c) => c.has(deviceId))
+    if (!input) {
+      throw new DeviceCommandError(
+        'not_supported',
+        `${deviceId} is not a terminal the agent reads: only zk devices take this command`,
+      )
+    }
+    return input
+  }
+
+  /** Sets a ZK terminal's clock from the agent's (IT staff's `devices set-time`). */
+  setTime(deviceId: string): Promise<DeviceClockResult> {
+    return this.control(deviceId).setTime(deviceId)
+  }
+
+  /**
+   * Clears a ZK terminal's attendance log (IT staff's `devices clear-log`), only when every punch
+   * of it is in the cloud: none waits in the spool, and none is in dead letters, unless IT staff
+   * accept that those stay in dead letters only (`acceptDeadLetters`).
+   */
+  clearLog(deviceId: string, options: { acceptDeadLetters?: boolean } = {}): Promise<{ cleared: number }> {
+    return this.control(deviceId).clearLog(deviceId, (id) =>
+      this.unsettledPunches(id, options.acceptDeadLetters === true),
+    )
+  }
+
+  /** Why some punch of a device is not (yet) in the cloud, or undefined when all are. */
+  private async unsettledPunches(deviceId: string, acceptDeadLetters: boolean): Promise<string | undefined> {
+    let waiting = 0
+    for (const ref of this.spool.pending()) {
+      let punches: Awaited<ReturnType<Spool['read']>>
+      try {
+        punches = await this.spool.read(ref)
+      } catch (err) {
+        // Sent meanwhile: the forwarder removed the chunk once the cloud had taken it.
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue
+        throw err
+      }
+      for (const punch of punches) if (punch.deviceId === deviceId) waiting++
+    }
+    if (waiting > 0) {
+      return `${waiting} of its punches are still waiting in the spool for the cloud: run the command again once they are sent (hajri-agent status shows the spool)`
+    }
+    if (acceptDeadLetters) return undefined
+    const dead = await this.deadLetters.list({ limit: 1, select: (entry) => entry.deviceId === deviceId })
+    if (dead.data.length > 0) {
+      return (
+        `it has records in dead letters, which are not in the cloud: see hajri-agent dead-letters list --device ${deviceId} and replay what can be; ` +
+        'to clear the log all the same, those staying in dead letters only, add --accept-dead-letters'
+      )
+    }
+    return undefined
+  }
+
   private deviceReport(): DeviceReport {
     const report: DeviceReport = { devices: {}, unknownDevices: [] }
     for (const reporter of this.reporters) {
@@ -217,7 +290,14 @@ export class Gateway {
   private deviceStatuses(report: DeviceReport): DeviceStatus[] {
     return this.tracker.deviceStatuses().map((d) => {
       const details = report.devices[d.id]
-      return details ? { ...d, details } : d
+      if (!details) return d
+      // A terminal the agent reads says its clock itself, better than the estimate from punches.
+      const measured = details.pull?.clockSkewSeconds
+      return {
+        ...d,
+        details,
+        ...(measured !== undefined && measured !== null && { clockSkewSeconds: measured }),
+      }
     })
   }
 
@@ -230,7 +310,7 @@ export class Gateway {
     const alarms: string[] = []
     if (this.spool.full)
       alarms.push(
-        `spool full (${this.spool.full.message}): MQTT and ADMS punches are being refused (devices keep them)`,
+        `spool full (${this.spool.full.message}): MQTT and ADMS punches are being refused and ZK terminals are not read (devices keep them)`,
       )
     if (spool.quarantined > 0)
       alarms.push(
@@ -239,7 +319,8 @@ export class Gateway {
     // A serial port that is gone is a device unheard, and so is a push terminal that stopped
     // polling. MQTT devices may connect only to publish, so their coming and going is shown, not raised.
     for (const d of devices) {
-      const silentTerminal = d.transports.includes('adms') && d.state === 'disconnected'
+      const silentTerminal =
+        (d.transports.includes('adms') || d.transports.includes('zk')) && d.state === 'disconnected'
       const missingPort =
         d.transports.includes('serial') && (d.state === 'disconnected' || d.state === 'waiting')
       if (silentTerminal || missingPort)
@@ -251,6 +332,20 @@ export class Gateway {
           `device ${d.id}: its attendance log is ${Math.floor(use * 100)}% full (${attendanceRecords} of ` +
             `${attendanceCapacity} records); a full terminal stops recording or overwrites its oldest records`,
         )
+      }
+    }
+    for (const d of devices) {
+      const pull = d.details?.pull
+      if (!pull) continue
+      if (pull.clockSkewSeconds !== null && Math.abs(pull.clockSkewSeconds) >= SKEW_ALARM_SECONDS) {
+        alarms.push(
+          `device ${d.id}: its clock is ${pull.clockSkewSeconds} s off the agent's in its time zone (${this.deviceTimeZone(d.id)}): ` +
+            `if the zone is right, set the clock with hajri-agent devices set-time ${d.id}; if whole hours off, correct the device's timezone in the configuration`,
+        )
+      }
+      for (const notice of pull.notices) {
+        if (notice.kind !== 'log_cleared_by_command' && now - Date.parse(notice.at) < NOTICE_ALARM_MS)
+          alarms.push(`device ${d.id} (${notice.at}): ${notice.message}`)
       }
     }
     for (const u of report.unknownDevices) {

@@ -15,8 +15,12 @@ Usage:
       (through the running agent; with --spool DIR, from a stopped agent's spool directory)
   hajri-agent devices backfill DEVICE --from 2026-11-01 --to 2026-11-20 [--json]
       ask a push (ADMS) terminal to upload its records of that period again; nothing on it changes
-      (replay and backfill are changes: they send the agent's control token, read from spool.dir
-      of --config agent.yaml, default /etc/hajri/agent.yaml, or from --token-file FILE)
+  hajri-agent devices set-time DEVICE [--json]
+      set a ZK terminal's clock from this machine's
+  hajri-agent devices clear-log DEVICE [--accept-dead-letters] [--json]
+      delete a ZK terminal's attendance log, only once every punch of it is in the cloud
+      (replay and the devices commands are changes: they send the agent's control token, read
+      from spool.dir of --config agent.yaml, default /etc/hajri/agent.yaml, or --token-file FILE)
   hajri-agent schema                             print the configuration's JSON Schema
   hajri-agent simulate (--mqtt URL [--topic T] [--username U] [--password-file F]
                         | --serial PATH [--baud-rate 9600]
@@ -46,6 +50,8 @@ export const AGENT_COMMANDS: Record<string, () => Promise<AgentCommand>> = {
   'dead-letters export': async () =>
     (await import('./commands/dead-letters-command.js')).deadLettersExportCommand,
   'devices backfill': async () => (await import('./commands/devices-command.js')).devicesBackfillCommand,
+  'devices set-time': async () => (await import('./commands/devices-command.js')).devicesSetTimeCommand,
+  'devices clear-log': async () => (await import('./commands/devices-command.js')).devicesClearLogCommand,
 }
 
 export async function runAgentCli(argv: readonly string[], io: AgentIo): Promise<number> {

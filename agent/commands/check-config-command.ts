@@ -66,6 +66,14 @@ function transports(device: DeviceConfig): string[] {
     const only = device.adms.allowFrom ? ` from ${device.adms.allowFrom.join(', ')} only` : ''
     out.push(`adms terminal ${device.adms.serialNumber}${only}`)
   }
+  if (device.zk) {
+    const zk = device.zk
+    // The comm key is a device password: only whether there is one.
+    out.push(
+      `zk terminal ${zk.host}:${zk.port} (${zk.transport}${zk.commKey ? ', comm key set' : ''}), read every ${zk.pollEvery}` +
+        `${zk.realtime ? ', real-time between' : ''}${zk.setTime ? ', clock set from this machine' : ''}`,
+    )
+  }
   return out
 }
 
@@ -119,10 +127,16 @@ function summarize(config: AgentConfig) {
     adms: config.adms ? { listen: config.adms.listen, allowFrom: config.adms.allowFrom ?? null } : null,
     devices: config.devices.map((d) => ({
       id: d.id,
-      transports: [...(d.mqtt ? ['mqtt'] : []), ...(d.serial ? ['serial'] : []), ...(d.adms ? ['adms'] : [])],
+      transports: [
+        ...(d.mqtt ? ['mqtt'] : []),
+        ...(d.serial ? ['serial'] : []),
+        ...(d.adms ? ['adms'] : []),
+        ...(d.zk ? ['zk'] : []),
+      ],
       ...(d.mqtt && { topic: d.mqtt.topic }),
       ...(d.serial && { port: d.serial.path }),
       ...(d.adms && { serialNumber: d.adms.serialNumber }),
+      ...(d.zk && { address: `${d.zk.host}:${d.zk.port}` }),
     })),
     spool: { dir: config.spool.dir, maxBytes: config.spool.maxBytes },
     status: { listen: config.status.listen },

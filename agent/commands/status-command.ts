@@ -28,7 +28,7 @@ const ago = (iso: string | null, now: number) =>
 function terminalLines(d: DeviceDetails, now: number): string[] {
   const indent = ' '.repeat(19)
   const who = [
-    `SN ${d.serialNumber}`,
+    d.serialNumber ? `SN ${d.serialNumber}` : null,
     d.address && `at ${d.address}`,
     d.protocolVersion,
     [d.model, d.firmware].filter(Boolean).join(' ') || null,
@@ -41,11 +41,27 @@ function terminalLines(d: DeviceDetails, now: number): string[] {
           c.attendanceCapacity ? ` of ${c.attendanceCapacity} (${Math.floor((d.logUse ?? 0) * 100)}%)` : ''
         }`
   const figures = [held, c.users === null ? null : `${c.users} user(s)`].filter(Boolean)
-  const lines = [
-    `${indent}${who.join(', ')}`,
-    `${indent}last request ${ago(d.lastContactAt, now)}, handshake ${ago(d.lastHandshakeAt, now)}, ` +
-      `upload ${ago(d.lastUploadAt, now)}; ${d.recordsReceived} record(s) in ${d.uploads} upload(s) since start`,
-  ]
+  const pull = d.pull
+  const lines = [`${indent}${who.join(', ')}`]
+  if (pull) {
+    // A terminal the agent reads: when it last answered and was read (its clock is on the device line).
+    lines.push(
+      `${indent}last answer ${ago(d.lastContactAt, now)}, session since ${ago(d.lastHandshakeAt, now)}, ` +
+        `log read ${ago(pull.lastReadAt, now)} (polled every ${duration(pull.pollEverySeconds)}${pull.realtime ? ', real-time between' : ''}); ` +
+        `${d.recordsReceived} record(s) since start, ${d.uploads} log read(s)`,
+    )
+    if (pull.lastError) {
+      lines.push(
+        `${indent}${pull.connectionErrors} lost session(s) since start; last error ${pull.lastError.at}: ${pull.lastError.message}`,
+      )
+    }
+    for (const notice of pull.notices.slice(-3)) lines.push(`${indent}${notice.at}: ${notice.message}`)
+  } else {
+    lines.push(
+      `${indent}last request ${ago(d.lastContactAt, now)}, handshake ${ago(d.lastHandshakeAt, now)}, ` +
+        `upload ${ago(d.lastUploadAt, now)}; ${d.recordsReceived} record(s) in ${d.uploads} upload(s) since start`,
+    )
+  }
   if (figures.length > 0) lines.push(`${indent}${figures.join(', ')}`)
   for (const command of d.commands
     .filter((k) => k.state === 'queued' || k.state === 'sent' || k.kind === 'backfill')
@@ -58,7 +74,7 @@ function terminalLines(d: DeviceDetails, now: number): string[] {
 }
 
 /** The status as a person reads it (spool, devices, forwarding, a bar while a backlog drains). */
-export function renderStatus(status: AgentStatus): string {
+export function renderStatus(status: AgentStatus, now: number = Date.now()): string {
   const s = status.spool
   const f = status.forwarding
   const lines = [
@@ -69,7 +85,7 @@ export function renderStatus(status: AgentStatus): string {
   ]
   if (s.full)
     lines.push(
-      `           FULL since ${s.fullSince ?? '?'}: MQTT and ADMS punches are being refused (devices keep them)`,
+      `           FULL since ${s.fullSince ?? '?'}: MQTT and ADMS punches are being refused and ZK terminals are not read (devices keep them)`,
     )
   lines.push(
     `dead       ${status.deadLetters.count} dead letter(s)${status.deadLetters.count > 0 ? ' (hajri-agent dead-letters list)' : ''}`,
@@ -85,7 +101,6 @@ export function renderStatus(status: AgentStatus): string {
     )
   }
   lines.push('', 'devices')
-  const now = Date.now()
   for (const d of status.devices) {
     const skew =
       d.clockSkewSeconds === null ? '' : `, clock ${d.clockSkewSeconds >= 0 ? '+' : ''}${d.clockSkewSeconds}s`

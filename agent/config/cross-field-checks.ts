@@ -1,5 +1,6 @@
 // One rule for topic filters: the same the broker applies when it starts (topic-filter.ts).
 
+import { parseDuration } from '../../shared/duration.js'
 import { isLoopbackHost } from '../../shared/loopback-host.js'
 import { isValidTimeZone, parseTimestamp } from '../../shared/time.js'
 import { parseAddressRange } from './address-range.js'
@@ -206,6 +207,7 @@ function checkDevices(
   const ids = new Map<string, number>()
   const ports = new Map<string, number>()
   const serialNumbers = new Map<string, number>()
+  const zkAddresses = new Map<string, number>()
   const topics: { topic: string; index: number }[] = []
   devices.forEach((entry, i) => {
     const device = mapping(entry)
@@ -218,9 +220,10 @@ function checkDevices(
       else problems.add([...at, 'id'], `is also the id of devices[${first}]: device ids must be unique`)
     }
     checkTimeZone(device.timezone, [...at, 'timezone'], problems)
-    if (!has(device, 'mqtt') && !has(device, 'serial') && !has(device, 'adms')) {
-      problems.add(at, 'needs mqtt, serial or adms: how the agent hears this device')
+    if (!has(device, 'mqtt') && !has(device, 'serial') && !has(device, 'adms') && !has(device, 'zk')) {
+      problems.add(at, 'needs mqtt, serial, adms or zk: how the agent hears this device')
     }
+    if (has(device, 'zk')) checkZk(mapping(device.zk), device, at, zkAddresses, i, problems)
     const adms = mapping(device.adms)
     if (has(device, 'adms')) {
       if (has(device, 'mqtt') || has(device, 'serial')) {
@@ -308,6 +311,47 @@ function checkSerial(
     problems.add(
       [...at, 'serial', 'csv', 'columns'],
       'needs a status or a punchType column, unless the device has a fixed punchType',
+    )
+  }
+}
+
+/** The shortest and longest poll: a terminal is disabled while its log is read. */
+const MIN_ZK_POLL_SECONDS = 10
+const MAX_ZK_POLL_SECONDS = 24 * 3600
+
+function checkZk(
+  zk: Mapping | undefined,
+  device: Mapping,
+  at: PathSegment[],
+  addresses: Map<string, number>,
+  index: number,
+  problems: ProblemList,
+): void {
+  if (has(device, 'mqtt') || has(device, 'serial') || has(device, 'adms')) {
+    problems.add(
+      [...at, 'zk'],
+      'cannot be combined with mqtt, serial or adms: a terminal read over port 4370 is one device entry of its own',
+    )
+  }
+  if (!zk) return
+  const pollEvery = text(zk.pollEvery)
+  const seconds = pollEvery === undefined ? undefined : parseDuration(pollEvery)
+  if (seconds !== undefined && (seconds < MIN_ZK_POLL_SECONDS || seconds > MAX_ZK_POLL_SECONDS)) {
+    problems.add(
+      [...at, 'zk', 'pollEvery'],
+      'must be from 10s to 24h: the terminal is paused while its log is read, so not more often than that',
+    )
+  }
+  const host = text(zk.host)
+  if (host === undefined) return
+  // One session at a time is all a terminal allows: two devices on one address would lock each other out.
+  const address = `${host.toLowerCase()}:${typeof zk.port === 'number' ? zk.port : 4370}`
+  const first = addresses.get(address)
+  if (first === undefined) addresses.set(address, index)
+  else {
+    problems.add(
+      [...at, 'zk', 'host'],
+      `is also the address of devices[${first}]: a terminal is one device, and allows one session at a time`,
     )
   }
 }

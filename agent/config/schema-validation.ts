@@ -27,6 +27,8 @@ export const PATTERN_HINTS: Readonly<Record<string, string>> = {
   '^[A-Za-z0-9][A-Za-z0-9_-]*$':
     'must be a serial number as the terminal shows it: letters and digits (and "_" or "-"), e.g. CJDE193560303',
   '^[A-Za-z0-9._-]+$': 'must hold only letters, digits, ".", "_" and "-", e.g. E',
+  '^[A-Za-z0-9.:_-]+$': "must be the terminal's IP address or host name, e.g. 192.168.1.201",
+  '^\\d{1,9}[smh]?$': 'must be a duration in seconds, minutes or hours, e.g. 30s, 5m or 1h',
 }
 
 const DATE_TIME_MESSAGE =

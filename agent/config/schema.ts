@@ -175,6 +175,56 @@ const AdmsDevice = Type.Object(
 )
 
 /**
+ * A ZKTeco-family terminal the agent reads over the ZK binary protocol on port 4370
+ * (docs/development/zk-protocol.md). The agent only reads it: its log is never cleared and its
+ * users never written, unless IT staff run `hajri-agent devices clear-log`.
+ */
+const ZkDeviceSection = Type.Object(
+  {
+    host: Type.String({
+      minLength: 1,
+      maxLength: 253,
+      pattern: '^[A-Za-z0-9.:_-]+$',
+      description: "The terminal's IP address or host name on the LAN (Menu → Comm. → Ethernet).",
+    }),
+    port: Type.Integer({ minimum: 1, maximum: 65535, default: 4370 }),
+    transport: StringEnum(['tcp', 'udp', 'auto'] as const, {
+      default: 'auto',
+      description: 'auto: TCP, and UDP when the terminal takes no TCP connection (older firmware).',
+    }),
+    commKey: Type.Integer({
+      minimum: 0,
+      maximum: 999_999,
+      default: 0,
+      description:
+        "The terminal's comm key (Menu → Comm. → Connection → COMM Key); 0 is the factory setting. The agent never logs it.",
+    }),
+    pollEvery: Type.String({
+      pattern: '^\\d{1,9}[smh]?$',
+      default: '5m',
+      description:
+        'How often the agent asks the terminal how many records it holds, and reads the new ones: 30s, 5m, 1h. With realtime, punches come as they happen and this read catches what was missed while disconnected.',
+    }),
+    realtime: Type.Boolean({
+      default: true,
+      description: 'Ask the terminal to report each punch as it happens (CMD_REG_EVENT), between reads.',
+    }),
+    setTime: Type.Boolean({
+      default: false,
+      description:
+        "true: set the terminal's clock from the agent's (keep the agent's clock NTP-synced) whenever they differ by more than a minute. Off by default: `hajri-agent devices set-time` does it once.",
+    }),
+    timeoutSeconds: Type.Integer({
+      minimum: 1,
+      maximum: 120,
+      default: 10,
+      description: 'How long the agent waits for each answer before it drops the session and connects again.',
+    }),
+  },
+  { additionalProperties: false },
+)
+
+/**
  * PIN to employee code: devices enrolled with plain numbers (PIN 42) for a tenant whose codes are
  * E0042. Numeric PINs are zero-padded to `width`, then `prefix` is put in front.
  */
@@ -210,6 +260,7 @@ const Device = Type.Object(
     mqtt: Type.Optional(MqttDevice),
     serial: Type.Optional(SerialDevice),
     adms: Type.Optional(AdmsDevice),
+    zk: Type.Optional(ZkDeviceSection),
     pin: Type.Optional(PinRule),
     statusMap: Type.Optional(
       // Keys without leading zeros: the formats read a status as a number ("01" arrives as "1"), so a
@@ -398,5 +449,7 @@ export type AdmsConfig = NonNullable<AgentConfig['adms']>
 
 export type DeviceConfig = AgentConfig['devices'][number]
 
+export type ZkDeviceConfig = NonNullable<DeviceConfig['zk']>
+
 /** How a frame reached the agent: a device has a section per transport, each naming its record format. */
-export type Transport = 'mqtt' | 'serial' | 'adms'
+export type Transport = 'mqtt' | 'serial' | 'adms' | 'zk'

@@ -8,9 +8,10 @@ export type RecordFormat = (frame: string) => FrameParse
 
 /** The parser for what a device sends over a transport, as its configuration names it. */
 export function recordFormat(device: DeviceConfig, transport: Transport): RecordFormat {
-  // ADMS carries ATTLOG lines by definition (Attendance PUSH: table=ATTLOG).
+  // ADMS carries ATTLOG lines by definition (Attendance PUSH: table=ATTLOG); the ZK input writes the
+  // binary records it reads as the same lines (zk-input.ts).
   const name =
-    transport === 'adms'
+    transport === 'adms' || transport === 'zk'
       ? 'zk-attlog'
       : transport === 'mqtt'
         ? (device.mqtt?.format ?? 'json')

@@ -4,10 +4,11 @@ import type { InputContext } from './input-context.js'
 import { MqttEmbeddedInput } from './mqtt-embedded-input.js'
 import { MqttExternalInput } from './mqtt-external-input.js'
 import { SerialInput } from './serial-input.js'
+import { ZkInput } from './zk/zk-input.js'
 
 /**
  * The device inputs a configuration asks for: a SerialInput per serial device, the MQTT broker or
- * client, and the ADMS listener for push terminals.
+ * client, the ADMS listener for push terminals, and the reader of ZK terminals on port 4370.
  */
 export function createInputs({ config, sink, events, log }: InputContext): Component[] {
   const inputs: Component[] = []
@@ -29,6 +30,18 @@ export function createInputs({ config, sink, events, log }: InputContext): Compo
     inputs.push(
       new AdmsInput({
         config: config.adms,
+        devices: config.devices,
+        siteTimeZone: config.site.timezone,
+        spoolDir: config.spool.dir,
+        sink,
+        events,
+        log,
+      }),
+    )
+  }
+  if (config.devices.some((d) => d.zk)) {
+    inputs.push(
+      new ZkInput({
         devices: config.devices,
         siteTimeZone: config.site.timezone,
         spoolDir: config.spool.dir,

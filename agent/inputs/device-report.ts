@@ -51,6 +51,26 @@ export interface DeviceDetails {
   /** Attendance records over capacity, 0..1, when both are known. */
   logUse: number | null
   commands: DeviceCommandStatus[]
+  /** A terminal the agent reads (ZK over port 4370): how the reading goes. */
+  pull?: PullDetails
+}
+
+/** Health of a terminal the agent reads, rather than one that sends. */
+export interface PullDetails {
+  transport: string
+  pollEverySeconds: number
+  realtime: boolean
+  /** Records of its log the agent has stored (its cursor). */
+  recordsRead: number
+  lastReadAt: string | null
+  /** Device clock minus the agent's, read with the device's get-time. */
+  clockSkewSeconds: number | null
+  clockCheckedAt: string | null
+  /** Sessions that failed or were lost since the agent started. */
+  connectionErrors: number
+  lastError: { at: string; code: string; message: string } | null
+  /** Changes to its log IT staff should know of: cleared, dropped records, clock set back. */
+  notices: { at: string; kind: string; message: string }[]
 }
 
 /** A terminal that contacted the agent with a serial number no device has. */
@@ -76,7 +96,7 @@ export interface DeviceReporter {
 /** A request to a device that it cannot take (not one of this input's, or not that kind). */
 export class DeviceCommandError extends Error {
   constructor(
-    readonly code: 'device_not_found' | 'not_supported' | 'invalid_range',
+    readonly code: 'device_not_found' | 'not_supported' | 'invalid_range' | 'device_unreachable' | 'not_safe',
     message: string,
   ) {
     super(message)
@@ -99,4 +119,33 @@ export function isDeviceReporter<T extends object>(value: T): value is T & Devic
 export function isDeviceBackfill<T extends object>(value: T): value is T & DeviceBackfill {
   const candidate = value as Partial<DeviceBackfill>
   return typeof candidate.backfill === 'function' && typeof candidate.has === 'function'
+}
+
+/** What a terminal's clock read after `devices set-time`. */
+export interface DeviceClockResult {
+  /** The device's wall time after setting, `YYYY-MM-DDTHH:mm:ss` (it has no zone). */
+  deviceTime: string
+  skewSeconds: number
+}
+
+/**
+ * An input whose terminals IT staff may change on request (`devices set-time`, `devices
+ * clear-log`): ZK terminals read over port 4370.
+ */
+export interface DeviceControl {
+  has(deviceId: string): boolean
+  setTime(deviceId: string): Promise<DeviceClockResult>
+  /**
+   * Clears the terminal's attendance log once `unsettled` finds none of its punches short of the
+   * cloud (it returns why not, or undefined).
+   */
+  clearLog(
+    deviceId: string,
+    unsettled: (deviceId: string) => Promise<string | undefined>,
+  ): Promise<{ cleared: number }>
+}
+
+export function isDeviceControl<T extends object>(value: T): value is T & DeviceControl {
+  const candidate = value as Partial<DeviceControl>
+  return typeof candidate.clearLog === 'function' && typeof candidate.setTime === 'function'
 }

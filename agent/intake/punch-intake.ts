@@ -54,6 +54,7 @@ export class PunchIntake implements PunchSink {
       if (config.mqtt) formats.mqtt = recordFormat(config, 'mqtt')
       if (config.serial) formats.serial = recordFormat(config, 'serial')
       if (config.adms) formats.adms = recordFormat(config, 'adms')
+      if (config.zk) formats.zk = recordFormat(config, 'zk')
       this.devices.set(config.id, { config, formats, log: deps.log.child({ deviceId: config.id }) })
     }
   }

@@ -110,12 +110,22 @@ export function createMetrics(events: EventBus, read: () => MetricsSnapshot): Re
   )
   perDevice(
     'hajri_agent_device_clock_skew_seconds',
-    "Device clock minus the agent's, on its last punch.",
-    (d) => d.clockSkewSeconds,
+    "Device clock minus the agent's: read from the device (ZK terminals), else estimated from its last punches.",
+    (d) => d.details?.pull?.clockSkewSeconds ?? d.clockSkewSeconds,
+  )
+  perDevice(
+    'hajri_agent_device_last_read_timestamp_seconds',
+    "When the agent last read a terminal's whole log (ZK terminals; Unix time).",
+    (d) => seconds(d.details?.pull?.lastReadAt),
+  )
+  perDevice(
+    'hajri_agent_device_connection_errors',
+    'Sessions with a ZK terminal that failed or were lost since the agent started.',
+    (d) => d.details?.pull?.connectionErrors,
   )
   perDevice(
     'hajri_agent_device_last_contact_timestamp_seconds',
-    'When a networked terminal last made a request (Unix time).',
+    'When a networked terminal last made a request, or answered one (Unix time).',
     (d) => seconds(d.details?.lastContactAt),
   )
   perDevice(

@@ -9,7 +9,11 @@ import Fastify, {
 import type { Logger } from 'pino'
 import type { Registry } from 'prom-client'
 import { PROBLEM_CATALOG, PROBLEM_CONTENT_TYPE, type ProblemCode, problemType } from '../../shared/problem.js'
-import { DeviceCommandError, type DeviceCommandStatus } from '../inputs/device-report.js'
+import {
+  type DeviceClockResult,
+  DeviceCommandError,
+  type DeviceCommandStatus,
+} from '../inputs/device-report.js'
 import { DEAD_LETTER_PAGE_MAX, InvalidCursorError } from '../spool/dead-letters.js'
 import type { AgentStatus } from './agent-status.js'
 import { ensureControlToken } from './control-token.js'
@@ -35,6 +39,10 @@ interface StatusServerOptions {
   }) => Promise<{ replayed: number; kept: number }>
   /** Asks a push terminal for its records again (Gateway.backfill). */
   backfill: (deviceId: string, range: { from: string; to: string }) => Promise<DeviceCommandStatus>
+  /** Sets a ZK terminal's clock from the agent's (Gateway.setTime). */
+  setTime: (deviceId: string) => Promise<DeviceClockResult>
+  /** Clears a ZK terminal's log once all of it is in the cloud (Gateway.clearLog). */
+  clearLog: (deviceId: string, options: { acceptDeadLetters: boolean }) => Promise<{ cleared: number }>
 }
 
 /** A DeviceCommandError's HTTP status. */
@@ -42,6 +50,8 @@ const COMMAND_ERROR_STATUS: Record<DeviceCommandError['code'], number> = {
   device_not_found: 404,
   not_supported: 409,
   invalid_range: 400,
+  device_unreachable: 503,
+  not_safe: 409,
 }
 
 /** GET /dead-letters?limit=&cursor=&reason=&deviceId= */
@@ -96,7 +106,8 @@ function refuse(reply: FastifyReply, refusal: Refusal): FastifyReply {
  * The agent's local HTTP listener: GET /status (JSON, what `hajri-agent status` shows), /healthz,
  * /metrics (Prometheus), GET /dead-letters (paged) and POST /dead-letters/replay, so that the CLI
  * works on dead letters through the agent while it runs (one process writes the spool), and
- * POST /devices/:id/backfill (`hajri-agent devices backfill`).
+ * POST /devices/:id/backfill, /devices/:id/set-time and /devices/:id/clear-log (`hajri-agent
+ * devices ...`).
  *
  * Protection: a web page open on this machine can send requests to 127.0.0.1, and a page
  * on a name it rebinds to 127.0.0.1 (DNS rebinding) can read the answers. So, for every request:
@@ -276,6 +287,39 @@ export class StatusServer {
           return reply.code(COMMAND_ERROR_STATUS[err.code]).send({ code: err.code, message: err.message })
         }
       },
+    )
+    const deviceParams = {
+      type: 'object',
+      properties: { deviceId: { type: 'string', minLength: 1, maxLength: 64 } },
+    }
+    const deviceCommand = <T>(
+      path: string,
+      body: object,
+      run: (deviceId: string, body: Record<string, unknown>) => Promise<T>,
+    ) =>
+      app.post<{ Params: { deviceId: string }; Body: Record<string, unknown> }>(
+        path,
+        { onRequest: change, schema: { params: deviceParams, body } },
+        async (request, reply) => {
+          try {
+            return await run(request.params.deviceId, request.body)
+          } catch (err) {
+            if (!(err instanceof DeviceCommandError)) throw err
+            return reply.code(COMMAND_ERROR_STATUS[err.code]).send({ code: err.code, message: err.message })
+          }
+        },
+      )
+    deviceCommand('/devices/:deviceId/set-time', { type: 'object', additionalProperties: false }, (id) =>
+      this.options.setTime(id),
+    )
+    deviceCommand(
+      '/devices/:deviceId/clear-log',
+      {
+        type: 'object',
+        properties: { acceptDeadLetters: { type: 'boolean' } },
+        additionalProperties: false,
+      },
+      (id, body) => this.options.clearLog(id, { acceptDeadLetters: body.acceptDeadLetters === true }),
     )
     const { host, port } = parseListen(this.options.listen)
     this.address = await app.listen({ host, port })

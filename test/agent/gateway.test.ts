@@ -463,7 +463,7 @@ describe('alarms', () => {
     expect(full.spool).toMatchObject({ full: true, punches: 1 })
     expect(Date.parse(full.spool.fullSince ?? '')).not.toBeNaN()
     expect(full.alarms).toEqual([
-      'spool full (the spool is full (spool.maxBytes)): MQTT and ADMS punches are being refused (devices keep them)',
+      'spool full (the spool is full (spool.maxBytes)): MQTT and ADMS punches are being refused and ZK terminals are not read (devices keep them)',
     ])
     expect((await agent.metrics()).get('hajri_agent_spool_full')).toBe(1)
     const health = await (await fetch(`${agent.base}/healthz`)).json()

@@ -370,6 +370,12 @@ describe('a long list of dead letters, page after page', () => {
       backfill: async () => {
         throw new Error('not asked')
       },
+      setTime: async () => {
+        throw new Error('not asked')
+      },
+      clearLog: async () => {
+        throw new Error('not asked')
+      },
     })
     await server.start()
     url = server.address ?? ''

@@ -168,7 +168,7 @@ function fullStatus(): AgentStatus {
       backlog: { peak: 2000, remaining: 1500, etaSeconds: 3725 },
     },
     alarms: [
-      'spool full (the disk is full): MQTT and ADMS punches are being refused (devices keep them)',
+      'spool full (the disk is full): MQTT and ADMS punches are being refused and ZK terminals are not read (devices keep them)',
       'device main-door waiting',
     ],
   }
@@ -199,7 +199,7 @@ describe('renderStatus', () => {
       'site pune-plant-1, up 1d 1h (pid 4242)',
       '',
       'spool      1500 punch(es) waiting in 3 chunk(s), 1.5 KiB of 2 GiB, oldest 5m 3s ago',
-      '           FULL since 2026-11-21T04:00:00.000Z: MQTT and ADMS punches are being refused (devices keep them)',
+      '           FULL since 2026-11-21T04:00:00.000Z: MQTT and ADMS punches are being refused and ZK terminals are not read (devices keep them)',
       'dead       2 dead letter(s) (hajri-agent dead-letters list)',
       'forwarding 12.5/s, 2500 since start, last success 2026-11-21T04:00:00.000Z',
       '           last error 2026-11-21T04:01:00.000Z: the cloud answered 503',
@@ -211,7 +211,7 @@ describe('renderStatus', () => {
       '  canteen          mqtt+serial unknown      0 punch(es), last never',
       '',
       'alarms',
-      '  ! spool full (the disk is full): MQTT and ADMS punches are being refused (devices keep them)',
+      '  ! spool full (the disk is full): MQTT and ADMS punches are being refused and ZK terminals are not read (devices keep them)',
       '  ! device main-door waiting',
     ])
   })
@@ -230,6 +230,79 @@ describe('renderStatus', () => {
     expect(lines.some((l) => l.startsWith('backlog') || l.includes('last error') || l === 'alarms')).toBe(
       false,
     )
+  })
+
+  it('shows a ZK terminal the agent reads: who it is, its session and reads, its last error and notices', () => {
+    const status = fullStatus()
+    const now = Date.parse('2026-11-21T04:05:00.000Z')
+    status.devices = [
+      {
+        id: 'store-gate',
+        transports: ['zk'],
+        state: 'connected',
+        detail: 'tcp 192.168.10.30:4370',
+        stateSince: '2026-11-21T01:00:00.000Z',
+        punches: 12,
+        resends: 0,
+        malformedFrames: 0,
+        lastPunchAt: '2026-11-21T04:00:00.000Z',
+        lastPunchedAt: '2026-11-21T09:30:00+05:30',
+        clockSkewSeconds: -3,
+        details: {
+          protocol: 'zk',
+          serialNumber: '',
+          address: '192.168.10.30:4370',
+          protocolVersion: 'zk tcp',
+          model: 'ZEM560_TFT',
+          firmware: null,
+          lastContactAt: '2026-11-21T04:04:57.000Z',
+          lastHandshakeAt: '2026-11-21T01:00:00.000Z',
+          lastUploadAt: '2026-11-21T04:00:00.000Z',
+          recordsReceived: 12,
+          uploads: 2,
+          counts: {
+            users: 86,
+            fingerprints: null,
+            faces: null,
+            attendanceRecords: 4210,
+            userCapacity: null,
+            fingerprintCapacity: null,
+            faceCapacity: null,
+            attendanceCapacity: 100_000,
+          },
+          logUse: 0.0421,
+          commands: [],
+          pull: {
+            transport: 'auto',
+            pollEverySeconds: 300,
+            realtime: true,
+            recordsRead: 4210,
+            lastReadAt: '2026-11-21T04:00:00.000Z',
+            clockSkewSeconds: -3,
+            clockCheckedAt: '2026-11-21T04:04:57.000Z',
+            connectionErrors: 1,
+            lastError: {
+              at: '2026-11-21T02:00:00.000Z',
+              code: 'zk_timeout',
+              message: 'the device sent nothing',
+            },
+            notices: [
+              { at: '2026-11-21T03:00:00.000Z', kind: 'log_cleared', message: 'the log was cleared' },
+            ],
+          },
+        },
+      },
+    ]
+    const lines = renderStatus(status, now).split('\n')
+    const at = lines.indexOf('devices')
+    expect(lines.slice(at + 1, at + 7)).toEqual([
+      '  store-gate       zk          connected    12 punch(es), last 2026-11-21T09:30:00+05:30, clock -3s (tcp 192.168.10.30:4370)',
+      '                   at 192.168.10.30:4370, zk tcp, ZEM560_TFT',
+      '                   last answer 3s ago, session since 3h 5m ago, log read 5m 0s ago (polled every 5m 0s, real-time between); 12 record(s) since start, 2 log read(s)',
+      '                   1 lost session(s) since start; last error 2026-11-21T02:00:00.000Z: the device sent nothing',
+      '                   2026-11-21T03:00:00.000Z: the log was cleared',
+      '                   4210 record(s) on the terminal of 100000 (4%), 86 user(s)',
+    ])
   })
 
   it('shows an estimate only when there is a rate to make one from', () => {

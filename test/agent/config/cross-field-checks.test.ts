@@ -83,9 +83,9 @@ describe('cross-field rules', () => {
     })
   })
 
-  it('a device needs mqtt, serial or adms, and may have mqtt and serial both', async () => {
+  it('a device needs mqtt, serial, adms or zk, and may have mqtt and serial both', async () => {
     expect(await problemsAfter((d) => (d.devices = [{ id: 'lonely' }]))).toEqual({
-      'devices[0]': 'needs mqtt, serial or adms: how the agent hears this device',
+      'devices[0]': 'needs mqtt, serial, adms or zk: how the agent hears this device',
     })
     const both = await loadsAfter((d) => {
       withEmbeddedBroker(d)
@@ -93,6 +93,48 @@ describe('cross-field rules', () => {
     })
     expect(both.devices[0]?.mqtt?.topic).toBe('punches/main-door')
     expect(both.devices[0]?.serial?.path).toBe('/dev/ttyUSB0')
+  })
+
+  it('zk: a terminal read over port 4370 is a device of its own, at an address of its own, read at most every 10 s', async () => {
+    const zk = (id: string, host: string, extra: Record<string, unknown> = {}) => ({
+      id,
+      zk: { host, ...extra },
+    })
+    expect(
+      await problemsAfter((d) => {
+        d.devices[0].zk = { host: '192.168.1.201' }
+        d.devices.push(
+          zk('gate-2', '192.168.1.202', { pollEvery: '5s' }),
+          zk('gate-3', '192.168.1.202'),
+          zk('gate-4', '192.168.1.203', { pollEvery: '2d' }),
+        )
+      }),
+    ).toEqual({
+      'devices[0].zk':
+        'cannot be combined with mqtt, serial or adms: a terminal read over port 4370 is one device entry of its own',
+      'devices[1].zk.pollEvery':
+        'must be from 10s to 24h: the terminal is paused while its log is read, so not more often than that',
+      'devices[2].zk.host':
+        'is also the address of devices[1]: a terminal is one device, and allows one session at a time',
+      'devices[3].zk.pollEvery': 'must be a duration in seconds, minutes or hours, e.g. 30s, 5m or 1h',
+    })
+    const loaded = await loadsAfter((d) => {
+      d.devices.push(
+        zk('gate-2', '192.168.1.202'),
+        zk('gate-3', '192.168.1.202', { port: 4371, commKey: 1234 }),
+      )
+    })
+    expect(loaded.devices[1]?.zk).toEqual({
+      host: '192.168.1.202',
+      port: 4370,
+      transport: 'auto',
+      commKey: 0,
+      pollEvery: '5m',
+      realtime: true,
+      setTime: false,
+      timeoutSeconds: 10,
+    })
+    expect(loaded.devices[2]?.zk?.commKey).toBe(1234)
   })
 
   it('adms: a push terminal needs the listener, is a device of its own, and has a serial number of its own', async () => {

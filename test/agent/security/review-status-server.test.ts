@@ -80,6 +80,12 @@ async function startListener(listen = '127.0.0.1:0') {
     backfill: async () => {
       throw new Error('not asked')
     },
+    setTime: async () => {
+      throw new Error('not asked')
+    },
+    clearLog: async () => {
+      throw new Error('not asked')
+    },
   })
   await server.start()
   cleanups.push(() => server.stop())

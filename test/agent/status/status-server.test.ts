@@ -87,6 +87,12 @@ async function start(overrides: { alarms?: string[] } = {}) {
     backfill: async () => {
       throw new Error('not asked')
     },
+    setTime: async () => {
+      throw new Error('not asked')
+    },
+    clearLog: async () => {
+      throw new Error('not asked')
+    },
   })
   await server.start()
   const base = server.address ?? ''
