@@ -24,12 +24,15 @@ Usage:
   hajri-agent schema                             print the configuration's JSON Schema
   hajri-agent simulate (--mqtt URL [--topic T] [--username U] [--password-file F]
                         | --serial PATH [--baud-rate 9600]
-                        | --adms http://HOST:PORT --serial-number SN)
+                        | --adms http://HOST:PORT --serial-number SN
+                        | --zk-device PORT [--host H] [--record-size 40|16|8] [--comm-key N]
+                          [--serial-number SN] [--records N] [--exit-after-count])
                        [--format json|zk-attlog|csv] [--employees E001,E002,...] [--count N]
                        [--every DURATION | --rate N] [--time-zone Asia/Kolkata] [--json]
       act as a punch device, for demos and load tests: one punch, N with --count, or until
       Ctrl-C with --every 20s (a demo) or --rate 500 (punches a second, a load test); --adms is a
-      ZKTeco/eSSL terminal pushing to the agent's ADMS listener (a punch counts on its "OK: n")
+      ZKTeco/eSSL terminal pushing to the agent's ADMS listener (a punch counts on its "OK: n");
+      --zk-device is a ZK terminal on PORT that an agent's zk device reads
 
 See deploy/agent.example.yaml for every setting.`
 

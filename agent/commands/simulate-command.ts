@@ -13,6 +13,7 @@ import {
 import { PunchScript, punchLeadMicros } from '../simulator/punch-script.js'
 import { type Pace, runSimulation } from '../simulator/simulation.js'
 import { SimulationReport } from '../simulator/simulation-report.js'
+import type { ZkDeviceLink } from '../simulator/zk-device-link.js'
 import { type AgentCommand, AgentUsageError } from './agent-command.js'
 
 const OPTIONS = {
@@ -31,6 +32,12 @@ const OPTIONS = {
   rate: { type: 'string' },
   'time-zone': { type: 'string' },
   json: { type: 'boolean' },
+  'zk-device': { type: 'string' },
+  host: { type: 'string' },
+  'record-size': { type: 'string' },
+  'comm-key': { type: 'string' },
+  records: { type: 'string' },
+  'exit-after-count': { type: 'boolean' },
 } as const
 
 const DEFAULT_SIMULATOR_TOPIC = 'punches/simulator'
@@ -42,6 +49,16 @@ const MAX_LEAD_SECONDS = 60
 const EMPLOYEE_CODE = new RegExp(EMPLOYEE_CODE_PATTERN)
 /** Terminal serial numbers are letters and digits (CGXH201360036); "-" and "_" for test devices. */
 const SERIAL_NUMBER = /^[A-Za-z0-9_-]{1,32}$/
+/** Employees of a terminal with numeric PINs (--record-size 16 or 8), when --employees is not given. */
+const DEFAULT_NUMERIC_EMPLOYEES = ['1', '2', '3', '4', '5']
+/** The simulated ZK terminal's log holds this many records; a punch past it is not written. */
+const ZK_RECORD_CAPACITY = 100_000
+/** ZK protocol: a text PIN (40-byte records) is 24 bytes; a numeric one (16 and 8) a u32. */
+const ZK_TEXT_PIN_LENGTH = 24
+const ZK_NUMERIC_PIN = /^[1-9]\d{0,9}$/
+const ZK_MAX_NUMERIC_PIN = 0xffff_ffff
+/** The same rule as a `zk` device's host in agent.yaml. */
+const LISTEN_HOST = /^[A-Za-z0-9.:_-]{1,253}$/
 
 function parseValues(args: readonly string[]) {
   return parseArgs({ args: [...args], options: OPTIONS }).values
@@ -53,6 +70,23 @@ interface LinkChoice {
   format: SimulatorFormat
   /** `timeZone`: the zone the records are written in. */
   create: (notice: (message: string) => void, timeZone: string) => Promise<DeviceLink>
+  /** Who punches, when the link has rules of its own for them (a ZK terminal's PINs). */
+  employees?: string[]
+  /** When the link is the device itself (--zk-device), which the agent connects to. */
+  device?: DeviceChoice
+}
+
+/**
+ * A simulated device the agent reads (a ZK terminal): still there once the punches are done, since
+ * a device does not go away when nobody punches, until Ctrl-C or --exit-after-count.
+ */
+interface DeviceChoice {
+  /** Records in its log before the first punch, and how many it holds. */
+  records: number
+  capacity: number
+  exitAfterCount: boolean
+  /** Takes the device off the network (after its link is closed, or if it never opened). */
+  stop: () => Promise<void>
 }
 
 /** Refuses the options of another transport than the one given. */
@@ -63,6 +97,7 @@ function refuseOthers(values: Values, options: readonly (keyof Values)[], owner:
 }
 
 const MQTT_ONLY = ['topic', 'username', 'password-file'] as const
+const ZK_ONLY = ['host', 'record-size', 'comm-key', 'records', 'exit-after-count'] as const
 
 function positiveInteger(name: string, text: string, max = Number.MAX_SAFE_INTEGER): number {
   const n = Number(text)
@@ -71,8 +106,15 @@ function positiveInteger(name: string, text: string, max = Number.MAX_SAFE_INTEG
   return n
 }
 
-function employees(text: string | undefined): string[] {
-  if (text === undefined) return DEFAULT_EMPLOYEES
+function wholeNumber(name: string, text: string, max: number, hint = ''): number {
+  const n = Number(text)
+  if (!/^\d+$/.test(text) || n > max)
+    throw new AgentUsageError(`${name} must be a whole number from 0 to ${max}${hint}`)
+  return n
+}
+
+function employees(text: string | undefined, fallback: string[] = DEFAULT_EMPLOYEES): string[] {
+  if (text === undefined) return fallback
   const codes = text.split(',').map((code) => code.trim())
   for (const code of codes) {
     if (!EMPLOYEE_CODE.test(code))
@@ -213,6 +255,94 @@ function admsLink(values: Values, url: string): LinkChoice {
   }
 }
 
+/**
+ * PINs a ZK terminal of this record size can hold (ZK protocol record layouts): text of up to 24
+ * characters in 40-byte records, a u32 in 16- and 8-byte ones (and in their 28-byte user entries).
+ */
+function zkEmployees(text: string | undefined, recordSize: 40 | 16 | 8): string[] {
+  const codes = employees(text, recordSize === 40 ? DEFAULT_EMPLOYEES : DEFAULT_NUMERIC_EMPLOYEES)
+  for (const code of codes) {
+    if (recordSize === 40 && code.length > ZK_TEXT_PIN_LENGTH)
+      throw new AgentUsageError(
+        `--employees: "${code.slice(0, 70)}" is longer than the ${ZK_TEXT_PIN_LENGTH} characters of a ZK terminal's PIN`,
+      )
+    if (recordSize !== 40 && (!ZK_NUMERIC_PIN.test(code) || Number(code) > ZK_MAX_NUMERIC_PIN))
+      throw new AgentUsageError(
+        `--employees: a terminal with ${recordSize}-byte records keeps numeric PINs (1 to ${ZK_MAX_NUMERIC_PIN}, ` +
+          `no leading zero), not "${code.slice(0, 70)}"; the device's pin rule in agent.yaml turns them into employee codes`,
+      )
+  }
+  return codes
+}
+
+/** --zk-device PORT: the command is a ZK terminal listening on PORT, which the agent reads. */
+function zkDevice(values: Values, portText: string): LinkChoice {
+  refuseOthers(values, MQTT_ONLY, '--mqtt')
+  refuseOthers(values, ['baud-rate'], '--serial')
+  if (values.format !== undefined)
+    throw new AgentUsageError(
+      '--format is not for --zk-device: the terminal keeps records of its own (--record-size 40, 16 or 8)',
+    )
+  const port = wholeNumber(
+    '--zk-device PORT',
+    portText,
+    65_535,
+    ' (0: any free port, printed once it listens)',
+  )
+  const host = values.host ?? '127.0.0.1'
+  if (!LISTEN_HOST.test(host))
+    throw new AgentUsageError('--host must be an IP address or host name of this machine to listen on')
+  const sizeText = values['record-size'] ?? '40'
+  if (!['40', '16', '8'].includes(sizeText))
+    throw new AgentUsageError(
+      '--record-size must be 40, 16 or 8: the bytes of an attendance record (40 on TFT terminals, 16 and 8 on older ones)',
+    )
+  const recordSize = Number(sizeText) as 40 | 16 | 8
+  // The range a terminal's menu takes (Comm. → Connection → COMM Key), as agent.yaml's commKey.
+  const commKey =
+    values['comm-key'] === undefined ? 0 : wholeNumber('--comm-key', values['comm-key'], 999_999)
+  const records =
+    values.records === undefined ? 0 : wholeNumber('--records', values.records, ZK_RECORD_CAPACITY)
+  const serialNumber = values['serial-number']
+  if (serialNumber !== undefined && !SERIAL_NUMBER.test(serialNumber))
+    throw new AgentUsageError('--serial-number must be letters, digits, "-" or "_", up to 32')
+  const codes = zkEmployees(values.employees, recordSize)
+  let link: ZkDeviceLink | undefined
+  return {
+    // ZK records carry the time to the second, as ATTLOG does: the link takes ATTLOG lines.
+    format: 'zk-attlog',
+    employees: codes,
+    create: async (notice, timeZone) => {
+      const { ZkDeviceLink } = await import('../simulator/zk-device-link.js')
+      link = new ZkDeviceLink({
+        host,
+        port,
+        recordSize,
+        commKey,
+        serialNumber,
+        timeZone,
+        records,
+        recordCapacity: ZK_RECORD_CAPACITY,
+        employees: codes,
+        notice,
+      })
+      return link
+    },
+    device: {
+      records,
+      capacity: ZK_RECORD_CAPACITY,
+      exitAfterCount: values['exit-after-count'] === true,
+      stop: async () => link?.stop(),
+    },
+  }
+}
+
+/** Resolves once `signal` is aborted. */
+function aborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve()
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }))
+}
+
 function describePace(p: Pace): string {
   if (p.kind === 'every') return `a punch every ${p.seconds} s or so`
   if (p.kind === 'rate') return `${p.perSecond} punch(es) a second`
@@ -223,25 +353,32 @@ function describePace(p: Pace): string {
  * `hajri-agent simulate`: acts as a biometric terminal, over MQTT (QoS 1, a punch counts
  * once PUBACKed: for the agent's embedded broker, once it is in the spool), a serial port (one
  * record per line), or ADMS (`--adms URL --serial-number SN`: a ZKTeco/eSSL terminal pushing ATTLOG
- * to the agent's iclock listener, a punch counts once its batch is answered `OK: n`), for demos and
- * load tests. Exit 0 when every punch sent was delivered, 1 when the broker, port or ADMS listener
- * cannot be reached, the agent refuses the serial number, or a punch was not delivered, 2 on wrong
- * usage.
+ * to the agent's iclock listener, a punch counts once its batch is answered `OK: n`), or as a ZK
+ * terminal the agent reads over port 4370 (`--zk-device PORT`: a punch counts once it is in the
+ * terminal's log; the terminal keeps serving after the last punch until Ctrl-C, or
+ * --exit-after-count), for demos and load tests. Exit 0 when every punch sent was delivered, 1 when
+ * the broker, port or ADMS listener cannot be reached (or the ZK port cannot be listened on), the
+ * agent refuses the serial number, or a punch was not delivered, 2 on wrong usage.
  */
 export const simulateCommand: AgentCommand = async (args, io) => {
   const values = parseValues(args)
-  const transports = [values.mqtt, values.serial, values.adms].filter((given) => given !== undefined)
+  const transports = [values.mqtt, values.serial, values.adms, values['zk-device']].filter(
+    (given) => given !== undefined,
+  )
   if (transports.length !== 1)
-    throw new AgentUsageError('give one of --mqtt URL or --serial PATH or --adms URL')
-  if (values['serial-number'] !== undefined && values.adms === undefined)
-    throw new AgentUsageError('--serial-number is for --adms')
+    throw new AgentUsageError('give one of --mqtt URL or --serial PATH or --adms URL or --zk-device PORT')
+  if (values['serial-number'] !== undefined && values.adms === undefined && values['zk-device'] === undefined)
+    throw new AgentUsageError('--serial-number is for --adms or --zk-device')
+  if (values['zk-device'] === undefined) refuseOthers(values, ZK_ONLY, '--zk-device')
   const choice =
     values.mqtt !== undefined
       ? await mqttLink(values, values.mqtt)
       : values.adms !== undefined
         ? admsLink(values, values.adms)
-        : serialLink(values, values.serial as string)
-  const codes = employees(values.employees)
+        : values['zk-device'] !== undefined
+          ? zkDevice(values, values['zk-device'])
+          : serialLink(values, values.serial as string)
+  const codes = choice.employees ?? employees(values.employees)
   const chosenPace = pace(values)
   const count =
     values.count !== undefined
@@ -249,6 +386,13 @@ export const simulateCommand: AgentCommand = async (args, io) => {
       : chosenPace.kind === 'burst'
         ? 1
         : undefined
+  const device = choice.device
+  if (device?.exitAfterCount && count === undefined)
+    throw new AgentUsageError('--exit-after-count needs --count N: without it the punches go on until Ctrl-C')
+  if (device && count !== undefined && device.records + count > device.capacity)
+    throw new AgentUsageError(
+      `--records ${device.records} and --count ${count} are more than the ${device.capacity} records the terminal's log holds`,
+    )
   const timeZone = values['time-zone'] ?? 'Asia/Kolkata'
   if (!isValidTimeZone(timeZone))
     throw new AgentUsageError(`--time-zone "${timeZone}" is not an IANA time zone`)
@@ -264,7 +408,7 @@ export const simulateCommand: AgentCommand = async (args, io) => {
       `${codes.length} employee(s) cannot make that many punches: ${choice.format} writes times to the ` +
         `${resolutionMicros >= 1_000_000 ? 'second' : 'millisecond'}, and each punch of an employee needs a ` +
         'time of its own (two with the same time and direction are one punch to the agent). Give more employees, ' +
-        `a lower --rate or --count${choice.format === 'json' || values.adms !== undefined ? '' : ', or --format json'}`,
+        `a lower --rate or --count${choice.format === 'json' || values.adms !== undefined || device ? '' : ', or --format json'}`,
     )
   }
 
@@ -272,7 +416,9 @@ export const simulateCommand: AgentCommand = async (args, io) => {
   const link = await choice.create(notice, timeZone)
   await link.open()
   if (count === undefined)
-    notice(`${describePace(chosenPace)} to ${link.target} as ${choice.format}; Ctrl-C stops`)
+    notice(
+      `${describePace(chosenPace)} ${device ? `at ${link.target}` : `to ${link.target} as ${choice.format}`}; Ctrl-C stops`,
+    )
 
   const stop = new AbortController()
   const giveUp = new AbortController()
@@ -299,12 +445,18 @@ export const simulateCommand: AgentCommand = async (args, io) => {
       giveUp: giveUp.signal,
       notice,
     })
+    report.summary()
+    if (result.failure) io.stderr(`hajri-agent: ${result.failure.message}\n`)
+    // A terminal keeps its log for the agent to read when nobody punches: it goes on until stopped.
+    if (device && !device.exitAfterCount && !stop.signal.aborted && !result.failure) {
+      notice(`done punching; ${link.target} keeps serving its log until Ctrl-C`)
+      await aborted(stop.signal)
+    }
   } finally {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
+    await device?.stop()
   }
-  report.summary()
-  if (result.failure) io.stderr(`hajri-agent: ${result.failure.message}\n`)
   const missing = result.sent - result.acknowledged
   if (missing > 0) {
     io.stderr(`hajri-agent: ${missing} of ${result.sent} punch(es) sent were not ${link.deliveredAs}\n`)
