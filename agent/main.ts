@@ -8,6 +8,7 @@ export const USAGE = `hajri-agent: reads biometric devices and forwards their pu
 Usage:
   hajri-agent run --config agent.yaml            run the agent
   hajri-agent check-config --config agent.yaml   check a configuration file (exit 2 on errors)
+  hajri-agent doctor --config agent.yaml [--json] check the cloud, clock, devices, spool and ports
   hajri-agent status [--url http://127.0.0.1:9410] [--json]
   hajri-agent dead-letters list [--reason R] [--device D] [--json]
   hajri-agent dead-letters replay [--reason R] [--device D]
@@ -22,6 +23,11 @@ Usage:
       (replay and the devices commands are changes: they send the agent's control token, read
       from spool.dir of --config agent.yaml, default /etc/hajri/agent.yaml, or --token-file FILE)
   hajri-agent schema                             print the configuration's JSON Schema
+  hajri-agent --version                          print this agent's version (also -v)
+  hajri-agent service install --config agent.yaml [--print] [--root DIR]
+      run the agent as this machine's service (systemd, or Windows), this package's node and
+      main.js on that file, checked first; --print shows the unit and changes nothing
+  hajri-agent service uninstall | status | logs [--lines N] [--follow]
   hajri-agent simulate (--mqtt URL [--topic T] [--username U] [--password-file F]
                         | --serial PATH [--baud-rate 9600]
                         | --adms http://HOST:PORT --serial-number SN
@@ -43,6 +49,7 @@ See deploy/agent.example.yaml for every setting.`
 export const AGENT_COMMANDS: Record<string, () => Promise<AgentCommand>> = {
   run: async () => (await import('./commands/run-command.js')).runCommand,
   'check-config': async () => (await import('./commands/check-config-command.js')).checkConfigCommand,
+  doctor: async () => (await import('./commands/doctor-command.js')).doctorCommand,
   schema: async () => (await import('./commands/schema-command.js')).schemaCommand,
   simulate: async () => (await import('./commands/simulate-command.js')).simulateCommand,
   status: async () => (await import('./commands/status-command.js')).statusCommand,
@@ -55,12 +62,20 @@ export const AGENT_COMMANDS: Record<string, () => Promise<AgentCommand>> = {
   'devices backfill': async () => (await import('./commands/devices-command.js')).devicesBackfillCommand,
   'devices set-time': async () => (await import('./commands/devices-command.js')).devicesSetTimeCommand,
   'devices clear-log': async () => (await import('./commands/devices-command.js')).devicesClearLogCommand,
+  'service install': async () => (await import('./commands/service-command.js')).serviceInstallCommand,
+  'service uninstall': async () => (await import('./commands/service-command.js')).serviceUninstallCommand,
+  'service status': async () => (await import('./commands/service-command.js')).serviceStatusCommand,
+  'service logs': async () => (await import('./commands/service-command.js')).serviceLogsCommand,
 }
 
 export async function runAgentCli(argv: readonly string[], io: AgentIo): Promise<number> {
   const [name, ...rest] = argv
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     io.stdout(`${USAGE}\n`)
+    return 0
+  }
+  if (name === '--version' || name === '-v') {
+    io.stdout(`${(await import('./agent-version.js')).agentVersion()}\n`)
     return 0
   }
   const sub = rest[0]

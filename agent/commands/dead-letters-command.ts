@@ -2,10 +2,12 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import pino from 'pino'
 import { csvRow } from '../../shared/csv-cell.js'
+import { agentVersion } from '../agent-version.js'
 import { EventBus } from '../events.js'
 import type { DeadLetter } from '../punch/spooled-punch.js'
 import { DEAD_LETTER_PAGE_MAX, DeadLetters } from '../spool/dead-letters.js'
 import { Spool } from '../spool/spool.js'
+import { checkSpoolFormat } from '../spool/spool-format.js'
 import { type AgentCommand, type AgentIo, AgentUsageError } from './agent-command.js'
 import { type AgentControl, agentControl, CONTROL_OPTIONS } from './agent-control.js'
 import { DEFAULT_STATUS_URL } from './status-command.js'
@@ -29,7 +31,13 @@ function agentUrl(options: Options, io: AgentIo): string {
   return (options.url ?? io.env.HAJRI_AGENT_STATUS_URL ?? DEFAULT_STATUS_URL).replace(/\/+$/, '')
 }
 
+/**
+ * The dead letters of a stopped agent's spool. Its format is checked first, as the agent checks it
+ * when it starts (docs/decisions/0087-spool-format-version.md): a spool from a newer agent is
+ * refused with nothing in it touched, rather than misread.
+ */
 async function openDeadLetters(spoolDir: string): Promise<DeadLetters> {
+  await checkSpoolFormat(spoolDir, { version: agentVersion() })
   const dead = new DeadLetters({ dir: join(spoolDir, 'dead-letters'), log: pino({ level: 'silent' }) })
   await dead.open()
   return dead

@@ -7,6 +7,7 @@ import { configWarnings } from '../config/config-warnings.js'
 import { loadAgentConfig } from '../config/load.js'
 import { Gateway } from '../gateway.js'
 import { createInputs } from '../inputs/create-inputs.js'
+import { SpoolFormatError } from '../spool/spool-format.js'
 import { heapBudgetWarning } from '../uplink/heap-budget.js'
 import { type AgentCommand, AgentUsageError } from './agent-command.js'
 
@@ -46,6 +47,9 @@ export const runCommand: AgentCommand = async (args, io) => {
   } catch (err) {
     log.fatal({ err }, 'the agent could not start')
     await gateway.stop().catch(() => {})
+    // A spool from a newer agent: what to install, said in one line to whoever started it
+    // (docs/decisions/0087-spool-format-version.md).
+    if (err instanceof SpoolFormatError) io.stderr(`hajri-agent: ${err.message}\n`)
     return 1
   }
   log.info(

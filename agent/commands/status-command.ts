@@ -78,7 +78,8 @@ export function renderStatus(status: AgentStatus, now: number = Date.now()): str
   const s = status.spool
   const f = status.forwarding
   const lines = [
-    `site ${status.agent.site}, up ${duration(status.agent.uptimeSeconds)} (pid ${status.agent.pid})`,
+    `site ${status.agent.site}, up ${duration(status.agent.uptimeSeconds)} (pid ${status.agent.pid}` +
+      `${status.agent.version ? `, hajri-agent ${status.agent.version}` : ''})`,
     '',
     `spool      ${s.punches} punch(es) waiting in ${s.chunks} chunk(s), ${formatByteSize(s.bytes)} of ${formatByteSize(s.maxBytes)}` +
       (s.punches > 0 ? `, oldest ${duration(s.oldestUnsentAgeSeconds)} ago` : ''),

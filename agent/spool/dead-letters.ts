@@ -62,8 +62,22 @@ function decodeCursor(cursor: string): { seq: number; index: number } {
  */
 export class DeadLetters {
   private readonly chunks: ChunkLog<DeadLetter>
+  private readonly newId: () => string
+  private readonly now: () => string
 
-  constructor(options: { dir: string; log: Logger }) {
+  constructor(options: {
+    dir: string
+    log: Logger
+    /**
+     * A new entry's id, and the time of an add (RFC 3339, UTC): a new `dlt_` id and now by default;
+     * fixed ones where the files must come out the same every time
+     * (test/fixtures/write-spool-fixture.ts).
+     */
+    newId?: () => string
+    now?: () => string
+  }) {
+    this.newId = options.newId ?? (() => newId('deadLetter'))
+    this.now = options.now ?? (() => formatServerTime(nowMicros()))
     this.chunks = new ChunkLog<DeadLetter>({
       dir: options.dir,
       kind: 'dead',
@@ -83,9 +97,9 @@ export class DeadLetters {
 
   /** Parks entries durably; resolves once they are on disk. */
   async add(entries: readonly NewDeadLetter[]): Promise<void> {
-    const at = formatServerTime(nowMicros())
+    const at = this.now()
     try {
-      await this.chunks.append(entries.map((entry) => ({ id: newId('deadLetter'), at, ...entry })))
+      await this.chunks.append(entries.map((entry) => ({ id: this.newId(), at, ...entry })))
     } catch (err) {
       // A full disk refuses dead letters as it refuses punches: the source keeps the frame.
       if ((err as NodeJS.ErrnoException).code === 'ENOSPC') throw new SpoolFullError('disk')

@@ -1,9 +1,11 @@
 import type { Logger } from 'pino'
 import { parseTimestamp } from '../../shared/time.js'
+import { agentVersion } from '../agent-version.js'
 import type { EventBus } from '../events.js'
 import { punchId } from '../punch/punch-id.js'
 import type { SpooledPunch } from '../punch/spooled-punch.js'
 import { ChunkLog, type ChunkRef } from './chunk-log.js'
+import { openSpoolFormat } from './spool-format.js'
 
 /** The spool will not take more: it holds maxBytes, or the disk is full. */
 export class SpoolFullError extends Error {
@@ -45,6 +47,8 @@ interface SpoolOptions {
   chunkPunches: number
   log: Logger
   events: EventBus
+  /** This agent's version, recorded in the spool's format marker; agentVersion() by default. */
+  version?: string
 }
 
 /**
@@ -75,7 +79,16 @@ export class Spool {
     })
   }
 
+  /**
+   * Opens the spool. Its format comes first (spool-format.ts): a spool written by a newer agent is
+   * refused with a SpoolFormatError before anything in the directory is touched (the chunk log's
+   * open removes leftovers), and an older one is migrated before it is read.
+   */
   async start(): Promise<void> {
+    await openSpoolFormat(this.options.dir, {
+      version: this.options.version ?? agentVersion(),
+      log: this.options.log,
+    })
     await this.chunks.open()
     this.backlogPeak = this.chunks.items
   }

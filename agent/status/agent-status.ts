@@ -3,7 +3,14 @@ import type { DeviceStatus, ForwardingStatus } from './status-tracker.js'
 
 /** What GET /status answers and `hajri-agent status` shows. */
 export interface AgentStatus {
-  agent: { site: string; pid: number; startedAt: string; uptimeSeconds: number }
+  agent: {
+    site: string
+    pid: number
+    startedAt: string
+    uptimeSeconds: number
+    /** `hajri-agent --version`; set by the status server, absent from agents before it was shown. */
+    version?: string
+  }
   spool: {
     punches: number
     chunks: number

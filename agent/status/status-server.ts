@@ -9,6 +9,7 @@ import Fastify, {
 import type { Logger } from 'pino'
 import type { Registry } from 'prom-client'
 import { PROBLEM_CATALOG, PROBLEM_CONTENT_TYPE, type ProblemCode, problemType } from '../../shared/problem.js'
+import { agentVersion } from '../agent-version.js'
 import {
   type DeviceClockResult,
   DeviceCommandError,
@@ -210,7 +211,11 @@ export class StatusServer {
       if (refusal) return refuse(reply, refusal)
     }
     this.token = sha256(await ensureControlToken(this.options.tokenFile))
-    app.get('/status', async () => this.options.status())
+    // The version is the running code's own, whoever builds the rest of the status.
+    app.get('/status', async () => {
+      const status = this.options.status()
+      return { ...status, agent: { ...status.agent, version: agentVersion() } }
+    })
     app.get('/healthz', async (_request, reply) => {
       const status = this.options.status()
       // Alive; the alarms say what needs attention (a full spool is not a reason to restart).

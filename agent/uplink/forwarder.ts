@@ -8,13 +8,15 @@ import type { DeadLetters } from '../spool/dead-letters.js'
 import { CorruptFileError } from '../spool/durable-json-file.js'
 import type { Spool } from '../spool/spool.js'
 import { type BackoffOptions, DEFAULT_BACKOFF, retryDelay, sleep } from './backoff.js'
+import { HealthProbe } from './health-probe.js'
 import type { PunchOutcome, PunchUplink } from './punch-uplink.js'
 import { RetryableError } from './retryable-error.js'
 
 interface ForwarderOptions {
   spool: Pick<Spool, 'nextRun' | 'read' | 'remove' | 'waitForPunches'>
   deadLetters: Pick<DeadLetters, 'add'>
-  uplink: Pick<PunchUplink, 'send'>
+  /** With `answers`, a wait after the cloud did not answer is cut short once it answers again. */
+  uplink: Pick<PunchUplink, 'send'> & Partial<Pick<PunchUplink, 'answers'>>
   events: EventBus
   log: Logger
   /** Requests to the cloud in flight at once. */
@@ -22,8 +24,13 @@ interface ForwarderOptions {
   /** Punches per batch request. */
   batchSize: number
   backoff?: BackoffOptions
+  /** Mean pause between health probes while backing off (DEFAULT_PROBE_INTERVAL_MS); 0: no probe. */
+  probeIntervalMs?: number
   random?: () => number
 }
+
+/** Every second or two, with jitter (docs/decisions/0088-agent-probes-the-cloud-while-backing-off.md). */
+export const DEFAULT_PROBE_INTERVAL_MS = 1_500
 
 /** Stopping: the work in hand is left as it is (its chunks stay in the spool and are sent again). */
 class Stopped extends Error {}
@@ -54,6 +61,8 @@ export class Forwarder {
   private readonly abort = new AbortController()
   private loop: Promise<void> | undefined
   private readonly backoff: BackoffOptions
+  /** Asks the cloud whether it answers again while a request backs off; undefined: no probing. */
+  private readonly probe: HealthProbe | undefined
   private readonly stopped: Promise<void>
   /** The last chunk taken: chunks only ever get higher numbers, so everything after it is new. */
   private cursor = 0
@@ -63,6 +72,17 @@ export class Forwarder {
   constructor(private readonly options: ForwarderOptions) {
     this.sending = new PQueue({ concurrency: options.concurrency })
     this.backoff = options.backoff ?? DEFAULT_BACKOFF
+    const answers = options.uplink.answers?.bind(options.uplink)
+    const intervalMs = options.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS
+    this.probe =
+      answers && intervalMs > 0
+        ? new HealthProbe({
+            check: answers,
+            intervalMs,
+            log: options.log,
+            ...(options.random ? { random: options.random } : {}),
+          })
+        : undefined
     this.stopped = new Promise((resolve) =>
       this.abort.signal.addEventListener('abort', () => resolve(), { once: true }),
     )
@@ -229,8 +249,28 @@ export class Forwarder {
         const error = (err as Error).message
         this.options.events.emit('forwardFailed', { error, retryInMs: delay })
         this.options.log.warn({ err, attempt, retryInMs: delay }, 'forwarding failed; will retry')
-        await sleep(delay, this.abort.signal)
+        const outage = err instanceof RetryableError && err.kind !== 'other'
+        await this.backOff(delay, outage)
       }
+    }
+  }
+
+  /**
+   * Waits `ms`, or less once the health probe sees the cloud answer again after an outage: a wait
+   * forced by the cloud not answering or failing with a 5xx (`outage`) is only there to spare it
+   * while it is down. Otherwise (a 429, a Retry-After, a token refused, a defect of ours) the
+   * whole wait, as the cloud asked. The batch is simply sent again; its chunks are untouched here.
+   */
+  private async backOff(ms: number, outage: boolean): Promise<void> {
+    if (!this.probe || !outage || this.abort.signal.aborted) return sleep(ms, this.abort.signal)
+    const wait = new AbortController()
+    const onStop = () => wait.abort()
+    this.abort.signal.addEventListener('abort', onStop, { once: true })
+    try {
+      await Promise.race([sleep(ms, wait.signal), this.probe.untilBack(wait.signal)])
+    } finally {
+      wait.abort()
+      this.abort.signal.removeEventListener('abort', onStop)
     }
   }
 }

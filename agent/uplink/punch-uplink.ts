@@ -2,6 +2,7 @@ import type { Got, Response } from 'got'
 import type { PunchBatchInput, PunchInput } from '../../shared/punch.js'
 import type { SpooledPunch } from '../punch/spooled-punch.js'
 import { serverHintMs } from './backoff.js'
+import { cloudAnswers } from './health-probe.js'
 import { readPunchBatchAnswer } from './punch-batch-answer.js'
 import { RetryableError } from './retryable-error.js'
 import { parseJson, type TokenClient } from './token-client.js'
@@ -46,6 +47,11 @@ function isFinal(status: number): boolean {
  */
 export class PunchUplink {
   constructor(private readonly deps: { http: Got; tokens: TokenClient }) {}
+
+  /** Whether the cloud answers its /healthz now (uplink/health-probe.ts): no token, no body. */
+  answers(signal: AbortSignal): Promise<boolean> {
+    return cloudAnswers(this.deps.http, signal)
+  }
 
   /** `signal` abandons the request (on stop): the punches stay in the spool and go again later. */
   async send(punches: readonly SpooledPunch[], signal?: AbortSignal): Promise<PunchOutcome[]> {
@@ -105,7 +111,12 @@ export class PunchUplink {
           ...(signal ? { signal } : {}),
         })
       } catch (err) {
-        throw new RetryableError(`the cloud did not answer: ${(err as Error).message}`)
+        if (signal?.aborted) throw new RetryableError('stopping')
+        throw new RetryableError(
+          `the cloud did not answer: ${(err as Error).message}`,
+          undefined,
+          'unreachable',
+        )
       }
       if (response.statusCode !== 401 || attempt > 0) return response
       this.deps.tokens.invalidate(token)
@@ -124,12 +135,18 @@ function retryable(response: Response<string>): RetryableError {
       ? `${problem.code}: ${String(problem.detail ?? problem.title ?? '')}`
       : ''
   const headers = response.headers as Record<string, string | undefined>
+  const hintMs = serverHintMs(
+    response.statusCode === 429 ? headers : { 'retry-after': headers['retry-after'] },
+  )
+  // A 429 or a Retry-After asks us to wait: only a 5xx without one may be cut short by the probe.
+  const asked = response.statusCode === 429 || headers['retry-after'] !== undefined
   return new RetryableError(
     `the cloud answered ${response.statusCode}${what ? ` (${what})` : ''}`,
     // RateLimit-Reset says when the quota starts again: a reason to wait only once it has run out
     // (429). The cloud sends it on every answer after its rate-limit hook, a 500 included, where
     // waiting for it stalled forwarding for up to a minute after a database restart (found
     // by the chaos test). Retry-After is the server asking, whatever the status.
-    serverHintMs(response.statusCode === 429 ? headers : { 'retry-after': headers['retry-after'] }),
+    hintMs,
+    !asked && response.statusCode >= 500 ? 'failing' : 'other',
   )
 }

@@ -72,7 +72,7 @@ export class TokenClient {
         form: { grant_type: 'client_credentials', scope: this.deps.scope },
       })
     } catch (err) {
-      throw new RetryableError(`token request failed: ${(err as Error).message}`)
+      throw new RetryableError(`token request failed: ${(err as Error).message}`, undefined, 'unreachable')
     }
     const body = parseJson(response.body)
     if (
@@ -93,7 +93,9 @@ export class TokenClient {
       typeof body?.error === 'string'
         ? `${body.error}: ${String(body.error_description ?? '')}`
         : `HTTP ${response.statusCode}`
-    throw new RetryableError(`the cloud refused a token (${reason})`)
+    // A 5xx without Retry-After is an outage the health probe may see end (uplink/health-probe.ts).
+    const outage = response.statusCode >= 500 && response.headers['retry-after'] === undefined
+    throw new RetryableError(`the cloud refused a token (${reason})`, undefined, outage ? 'failing' : 'other')
   }
 }
 

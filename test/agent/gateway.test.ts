@@ -8,6 +8,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pino from 'pino'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { agentVersion } from '../../agent/agent-version.js'
 import type { Component } from '../../agent/component.js'
 import type { AgentConfig } from '../../agent/config/schema.js'
 import { EventBus } from '../../agent/events.js'
@@ -269,6 +270,7 @@ describe('GET /status', () => {
         pid: process.pid,
         startedAt: expect.any(String),
         uptimeSeconds: expect.any(Number),
+        version: agentVersion(),
       },
       spool: {
         punches: 0,
@@ -306,7 +308,11 @@ describe('GET /status', () => {
       `E002\t${punch.text.slice(0, 19).replace('T', ' ')}\t1\t1\t0`,
       'serial',
     )
-    await until(async () => (await agent.status()).forwarding.forwarded === 2)
+    // The cloud's acceptance is counted before the chunks leave the spool: wait for both.
+    await until(async () => {
+      const { forwarding, spool } = await agent.status()
+      return forwarding.forwarded === 2 && spool.punches === 0
+    })
     const status = await agent.status()
     const gate = status.devices.find((d) => d.id === 'gate-1')
     expect(gate).toMatchObject({ punches: 1, lastPunchedAt: punch.text, malformedFrames: 0 })

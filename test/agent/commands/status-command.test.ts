@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pino from 'pino'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { agentVersion } from '../../../agent/agent-version.js'
 import { progressBar, renderStatus } from '../../../agent/commands/status-command.js'
 import type { Component } from '../../../agent/component.js'
 import type { AgentConfig } from '../../../agent/config/schema.js'
@@ -318,7 +319,11 @@ describe('hajri-agent status, against a running agent', () => {
     const result = await cli(['status', '--url', agent.base])
     expect(result).toMatchObject({ code: 0, stderr: '' })
     const lines = result.stdout.split('\n')
-    expect(lines[0]).toMatch(new RegExp(`^site pune-plant-1, up \\d+s \\(pid ${process.pid}\\)$`))
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^site pune-plant-1, up \\d+s \\(pid ${process.pid}, hajri-agent ${agentVersion().replaceAll('.', '\\.')}\\)$`,
+      ),
+    )
     expect(lines).toContain('spool      0 punch(es) waiting in 0 chunk(s), 0 bytes of 1 GiB')
     expect(lines).toContain('forwarding 0/s, 0 since start, last success never')
     expect(lines).toContain('  gate-1           mqtt        unknown      0 punch(es), last never')

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pino from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
+import { agentVersion } from '../../../agent/agent-version.js'
 import { EventBus } from '../../../agent/events.js'
 import { InvalidCursorError } from '../../../agent/spool/dead-letters.js'
 import type { AgentStatus } from '../../../agent/status/agent-status.js'
@@ -120,7 +121,9 @@ describe('the status listener', () => {
     const response = await fetch(`${base}/status`)
     expect(response.status).toBe(200)
     expect(response.headers.get('content-type')).toMatch(/^application\/json/)
-    expect(await response.json()).toEqual(status(['spool full']))
+    const served = status(['spool full'])
+    // With the version of the code serving it (agent-version.ts).
+    expect(await response.json()).toEqual({ ...served, agent: { ...served.agent, version: agentVersion() } })
   })
 
   it('answers /healthz with ok and the alarms: alive even when something needs attention', async () => {
