@@ -35,6 +35,11 @@ export const AUDIT_ACTIONS = [
   'console_user.signed_out',
   'console_user.password_changed',
   'console_user.password_reset',
+  'punch.manual_added',
+  'punch.voided',
+  'attendance.config_changed',
+  'attendance.recompute_started',
+  'attendance.period_locked',
 ] as const
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]

@@ -1,4 +1,5 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox'
+import { AttendanceDaySchema } from './attendance.js'
 import { ApiKeySummarySchema, OAuthAppSummarySchema } from './credentials.js'
 import { EmployeeSchema } from './employee.js'
 import { PunchSchema } from './punch.js'
@@ -13,6 +14,24 @@ export const WEBHOOK_EVENTS = {
   'attendance.punch.created': {
     description: 'A punch was stored in the raw punch log (not sent again for a duplicate).',
     data: PunchSchema,
+  },
+  'attendance.day.finalized': {
+    description:
+      "An employee's attendance day became final: the time for late punches after its shift has passed. Sent once per day.",
+    data: AttendanceDaySchema,
+  },
+  'attendance.day.updated': {
+    description:
+      'A final day changed: a late punch or a correction recomputed it. `day.revision` rises with every change; ' +
+      'drop a delivery whose revision is below the last you applied (deliveries may arrive out of order).',
+    data: Type.Object(
+      {
+        day: AttendanceDaySchema,
+        previousRevision: Type.Integer(),
+        changed: Type.Array(Type.String(), { description: 'The fields of the day whose values changed.' }),
+      },
+      { additionalProperties: false },
+    ),
   },
   'employee.created': {
     description: 'An employee was added to the directory.',

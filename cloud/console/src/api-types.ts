@@ -3,6 +3,24 @@
  * shared/, their types are used as they are (type-only: nothing of TypeBox reaches the bundle).
  */
 import type { Static } from '@sinclair/typebox'
+import type {
+  AssignmentInput,
+  AssignmentView,
+  AttendanceDay,
+  AttendanceDayDetail,
+  AttendanceSummary,
+  Correction,
+  DayState,
+  DayStatusName,
+  HolidayInput,
+  HolidayView,
+  PolicyInput,
+  PolicyView,
+  RecomputeInput,
+  RecomputeJob,
+  ShiftInput,
+  ShiftView,
+} from '../../../shared/attendance.js'
 import type { AuditAction, AuditEntry } from '../../../shared/audit.js'
 import type {
   ConsoleRole,
@@ -29,13 +47,25 @@ import type {
 
 export type {
   ApiKeySummary,
+  AssignmentInput,
+  AttendanceDay,
+  AttendanceDayDetail,
+  AttendanceSummary,
   AuditAction,
   AuditEntry,
+  Correction,
+  DayState,
+  DayStatusName,
   DeliveryStatus,
   Employee,
   EmployeeStatus,
+  HolidayInput,
   OAuthAppSummary,
+  PolicyInput,
+  RecomputeInput,
+  RecomputeJob,
   Scope,
+  ShiftInput,
   WebhookDelivery,
   WebhookDeliveryDetail,
   WebhookEndpoint,
@@ -57,6 +87,13 @@ export type CreatedOAuthApp = Static<typeof CreatedOAuthAppSchema>
 export type RotatedClientSecret = Static<typeof RotatedClientSecretSchema>
 export type ImportReport = EmployeeImportReport
 export type ImportLine = EmployeeImportLine
+export type Shift = ShiftView
+export type Policy = PolicyView
+/** The policy fields a policy may set (each one left out is inherited). */
+export type PolicySettings = PolicyView['settings']
+export type Assignment = AssignmentView
+export type Holiday = HolidayView
+export type DayPunch = AttendanceDay['punches'][number]
 export type HourCount = PunchesPerHour['data'][number]
 export type DayDeliveries = DeliveriesPerDay['data'][number]
 

@@ -31,6 +31,11 @@ const ACTION_TEXT: Record<AuditAction, string> = {
   'console_user.signed_out': 'Signed out',
   'console_user.password_changed': 'Password changed',
   'console_user.password_reset': 'Password reset',
+  'punch.manual_added': 'Manual punch added',
+  'punch.voided': 'Punch voided',
+  'attendance.config_changed': 'Attendance settings changed',
+  'attendance.recompute_started': 'Attendance recompute started',
+  'attendance.period_locked': 'Attendance period locked',
 }
 
 /** Every action the console knows a name for, for the audit filter. */

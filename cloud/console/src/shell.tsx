@@ -1,5 +1,6 @@
 import { type ComponentType, useEffect, useRef } from 'react'
 import { ApiKeysPage } from './api-keys-page.js'
+import { AttendancePage } from './attendance-page.js'
 import { AuditPage } from './audit-page.js'
 import { ChangePasswordPage } from './change-password-page.js'
 import { useConsole } from './console-context.js'
@@ -27,6 +28,7 @@ const PAGES: PageEntry[] = [
   { path: '/webhooks', label: 'Webhooks', page: WebhooksPage },
   { path: '/deliveries', label: 'Deliveries', page: DeliveriesPage },
   { path: '/employees', label: 'Employees', page: EmployeesPage },
+  { path: '/attendance', label: 'Attendance', page: AttendancePage },
   { path: '/audit', label: 'Audit log', page: AuditPage },
   { path: '/users', label: 'Users', page: UsersPage },
 ]

@@ -8,6 +8,7 @@ import * as consoleQueries from './0006-console-queries.js'
 import * as webhookDueOrder from './0007-webhook-due-order.js'
 import * as consoleUserEmailPerTenant from './0008-console-user-email-per-tenant.js'
 import * as idempotencyCompact from './0009-idempotency-compact.js'
+import * as attendance from './0010-attendance.js'
 
 /**
  * Every migration, in order. Listed here rather than read from a folder so they work the same from
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0007-webhook-due-order': webhookDueOrder,
   '0008-console-user-email-per-tenant': consoleUserEmailPerTenant,
   '0009-idempotency-compact': idempotencyCompact,
+  '0010-attendance': attendance,
 }
