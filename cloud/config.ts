@@ -66,6 +66,12 @@ export interface CloudConfig {
   requestTimeoutSeconds?: number | undefined
   idleTimeoutSeconds?: number | undefined
   keepAliveTimeoutSeconds?: number | undefined
+  /**
+   * Prometheus metrics (GET /metrics) on a listener of their own, never the API's: the port, unset
+   * for none (the default), and the address, loopback unless set.
+   */
+  metricsPort?: number | undefined
+  metricsHost?: string | undefined
 }
 
 function integer(
@@ -217,6 +223,17 @@ export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConf
     problems.push(
       `HAJRI_HEADERS_TIMEOUT_SECONDS (${headers}) must not be longer than HAJRI_REQUEST_TIMEOUT_SECONDS (${request}): the headers are part of the request`,
     )
+  }
+  if (env.HAJRI_METRICS_PORT) {
+    config.metricsPort = whole('HAJRI_METRICS_PORT', 0, 1, 65535)
+    config.metricsHost = env.HAJRI_METRICS_HOST || '127.0.0.1'
+    if (config.metricsPort === config.port) {
+      problems.push(
+        `HAJRI_METRICS_PORT (${config.metricsPort}) must differ from HAJRI_PORT: the metrics have a listener of their own`,
+      )
+    }
+  } else if (env.HAJRI_METRICS_HOST) {
+    problems.push('HAJRI_METRICS_HOST: set HAJRI_METRICS_PORT too, or nothing listens for metrics')
   }
   if (config.secretKey !== undefined && Buffer.from(config.secretKey, 'base64').length !== 32) {
     problems.push('HAJRI_SECRET_KEY: must be 32 bytes in base64 (openssl rand -base64 32)')
