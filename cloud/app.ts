@@ -22,6 +22,7 @@ import { healthRoutes } from './features/health/routes.js'
 import { refuseUnhonouredIdempotencyKeys } from './features/idempotency/unhonoured-key.js'
 import { consoleOrigin } from './http/session-guard.js'
 import { loggerOptions } from './logger-options.js'
+import { CloudMetrics } from './metrics/cloud-metrics.js'
 import { refuseUndeclaredBodies } from './plugins/bodyless-routes.js'
 import dbPlugin from './plugins/db.js'
 import errorsPlugin, { frameworkErrors } from './plugins/errors.js'
@@ -39,12 +40,15 @@ import {
 } from './settings/rate-limits.js'
 import { type ServerTimeouts, serverTimeoutOptions, serverTimeouts } from './settings/server-timeouts.js'
 import { DEFAULT_WEBHOOK_SETTINGS } from './settings/webhook-settings.js'
+import { Stores } from './stores.js'
 import { validatorCompiler } from './validation.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** The services the routes use, for the CLI-less administration a test needs. */
     services: Services
+    /** The Prometheus metrics, served by `serve` on a listener of their own (metrics/metrics-listener.ts). */
+    metrics: CloudMetrics
   }
 }
 
@@ -76,10 +80,14 @@ export interface AppOptions {
   now?: () => number
   /** Run the webhook dispatcher in this process: the server does; tests choose. */
   dispatchWebhooks?: boolean
+  /** Run the attendance worker in this process: the server does; tests choose. */
+  computeAttendance?: boolean
   /** Console sign-in requests a minute from one address; by default SIGN_INS_PER_IP_PER_MINUTE. */
   signInsPerIpPerMinute?: number
   /** Slow-client timeouts in ms, over config's (tests use short ones); see settings/server-timeouts.ts. */
   serverTimeouts?: Partial<ServerTimeouts>
+  /** The metrics to record into; by default the app's own. */
+  metrics?: CloudMetrics
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/
@@ -146,6 +154,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify(serverOptions).withTypeProvider<TypeBoxTypeProvider>()
 
   app.setValidatorCompiler(validatorCompiler)
+  const metrics = options.metrics ?? new CloudMetrics(database.dialect)
+  // Every answer, errors and refusals included, by its route's pattern (added first, so every route
+  // has it): a URL that matched no route is one label value, whatever it was.
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.request(
+      request.method,
+      request.routeOptions.url ?? 'unmatched',
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    )
+  })
   await app.register(routeTablePlugin)
   // A route that declares no body takes none (OWASP API3:2023): see bodyless-routes.ts.
   app.addHook('onRoute', refuseUndeclaredBodies)
@@ -171,8 +190,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     now,
     webhooks,
     idempotencyMaxBytesPerCredential: config.idempotencyMaxBytesPerCredential,
+    metrics,
   })
   app.decorate('services', services)
+  app.decorate('metrics', metrics)
+  const deliveries = new Stores(database.db).deliveries
+  metrics.readFrom({
+    pool: () => database.poolStats?.(),
+    webhooksOwedSeconds: async () => {
+      const at = now()
+      const since = await deliveries.owedSince(at)
+      return since === null ? 0 : Math.max(0, (at - since) / 1_000_000)
+    },
+  })
 
   await app.register(healthRoutes, { pingDatabase: () => pingDatabase(database.db) })
   await app.register(publicApi, { services, redis: options.redis })
@@ -198,6 +228,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     database,
     webhooks,
     dispatchWebhooks: options.dispatchWebhooks ?? false,
+    computeAttendance: options.computeAttendance ?? false,
+    metrics,
     now,
   })
 

@@ -1,8 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import type { DatabaseHandle } from './db/database.js'
+import { AttendanceWorker, QUEUE_CONCURRENCY } from './features/attendance/attendance-worker.js'
 import { WebhookDispatcher } from './features/webhooks/dispatcher.js'
 import { WebhookSender } from './features/webhooks/webhook-sender.js'
+import type { CloudMetrics } from './metrics/cloud-metrics.js'
 import type { Services } from './services.js'
 import type { WebhookSettings } from './settings/webhook-settings.js'
 
@@ -15,13 +17,18 @@ export interface BackgroundJobsOptions {
   webhooks: WebhookSettings
   /** Run the webhook dispatcher in this process: the server does; tests choose. */
   dispatchWebhooks: boolean
+  /** Run the attendance worker in this process (recompute, finalize, make days, jobs): the server does; tests choose. */
+  computeAttendance: boolean
+  /** Counts webhook attempts by outcome. */
+  metrics?: Pick<CloudMetrics, 'attempt'>
   now: () => number
 }
 
 /**
  * What the cloud does besides answering requests: the hourly purge of expired idempotency keys,
  * long-expired tokens and ended console sessions, and the webhook dispatcher
- * (docs/decisions/0020-webhook-outbox.md). Each starts when the app is ready and stops when it closes.
+ * (docs/decisions/0020-webhook-outbox.md), and the attendance worker
+ * (docs/decisions/0085-attendance-days-are-a-pure-function.md). Each starts when the app is ready and stops when it closes.
  */
 const backgroundJobsPlugin: FastifyPluginAsync<BackgroundJobsOptions> = async (app, options) => {
   const { services, database, webhooks, now } = options
@@ -54,11 +61,25 @@ const backgroundJobsPlugin: FastifyPluginAsync<BackgroundJobsOptions> = async (a
       durable: () => database.durable(),
       settings: webhooks,
       log: app.log.child({ component: 'webhooks' }),
+      metrics: options.metrics,
       now,
     })
     app.addHook('onReady', async () => dispatcher.start())
     // Before the database closes (onClose): attempts in flight get a few seconds to finish.
     app.addHook('preClose', async () => dispatcher.stop())
+  }
+  if (options.computeAttendance) {
+    const worker = new AttendanceWorker({
+      stores: services.stores,
+      recomputer: services.recomputer,
+      queue: services.attendanceQueue,
+      outbox: services.outbox,
+      log: app.log.child({ component: 'attendance' }),
+      now,
+      queueConcurrency: QUEUE_CONCURRENCY[database.dialect],
+    })
+    app.addHook('onReady', async () => worker.start())
+    app.addHook('preClose', async () => worker.stop())
   }
   app.addHook('onClose', async () => services.urlPolicy.close())
 }

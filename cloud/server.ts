@@ -4,7 +4,10 @@ import type { CloudConfig } from './config.js'
 import { openDatabase } from './db/database.js'
 import { migrateToLatest } from './db/migrate.js'
 import { openRedis } from './db/redis.js'
+import { CloudMetrics } from './metrics/cloud-metrics.js'
+import { type MetricsListener, startMetricsListener } from './metrics/metrics-listener.js'
 import { ConfigError } from './settings/config-error.js'
+import { parseDatabaseUrl } from './settings/database-url.js'
 
 export interface RunningServer {
   app: FastifyInstance
@@ -17,11 +20,14 @@ export interface RunningServer {
  * single command; on PostgreSQL, several instances starting together wait on the migration lock.
  */
 export async function startServer(config: CloudConfig, log: FastifyBaseLogger): Promise<RunningServer> {
+  const metrics = new CloudMetrics(parseDatabaseUrl(config.databaseUrl).dialect, { processMetrics: true })
   const database = openDatabase(config.databaseUrl, {
     poolSize: config.databasePoolSize,
     secretKey: config.secretKey,
     secretKeyFile: config.secretKeyFile,
     onPoolError: (err) => log.warn({ err }, 'database connection failed'),
+    // Timed only where someone reads them.
+    ...(config.metricsPort ? { onQuery: (seconds: number) => metrics.query(seconds) } : {}),
   })
   try {
     // The key that seals webhook secrets, loaded now: a missing or bad one stops the start, not a request.
@@ -48,47 +54,68 @@ export async function startServer(config: CloudConfig, log: FastifyBaseLogger): 
     await redis?.quit().catch(() => redis.disconnect())
   }
   let app: FastifyInstance
+  let metricsListener: MetricsListener | undefined
   try {
     app = await buildApp({
       config,
       database,
       logger: log,
       dispatchWebhooks: true,
+      computeAttendance: true,
+      metrics,
       ...(redis ? { redis } : {}),
     })
     app.addHook('onClose', closeRedis)
+    app.addHook('onClose', async () => metricsListener?.close())
   } catch (err) {
     await database.close()
     await closeRedis()
     throw err
   }
+  let url: string
   try {
-    const url = await app.listen({ host: config.host, port: config.port })
-    return { app, url, stop: () => app.close() }
+    url = await app.listen({ host: config.host, port: config.port })
   } catch (err) {
     // The app owns the database now: closing it closes both.
     await app.close()
-    throw listenError(err, config)
+    throw listenError(err, 'HAJRI_PORT', config.host, config.port)
   }
+  if (config.metricsPort) {
+    const host = config.metricsHost ?? '127.0.0.1'
+    try {
+      metricsListener = await startMetricsListener(metrics.registry, host, config.metricsPort)
+      log.info({ url: metricsListener.url }, 'metrics listening')
+    } catch (err) {
+      await app.close()
+      throw listenError(err, 'HAJRI_METRICS_PORT', host, config.metricsPort)
+    }
+  }
+  return { app, url, stop: () => app.close() }
 }
 
 /**
  * The usual reasons a listen fails, said in terms of the setting to change (`npm start` on a
  * machine where something already has port 8080); anything else as it came.
  */
-function listenError(err: unknown, config: CloudConfig): unknown {
-  const address = `${config.host}:${config.port}`
+function listenError(
+  err: unknown,
+  portVariable: 'HAJRI_PORT' | 'HAJRI_METRICS_PORT',
+  host: string,
+  port: number,
+): unknown {
+  const address = `${host}:${port}`
+  const hostVariable = portVariable === 'HAJRI_PORT' ? 'HAJRI_HOST' : 'HAJRI_METRICS_HOST'
   switch ((err as NodeJS.ErrnoException).code) {
     case 'EADDRINUSE':
       return new ConfigError([
-        `HAJRI_PORT: ${address} is already in use by another program; stop it, or set HAJRI_PORT to a free port`,
+        `${portVariable}: ${address} is already in use by another program; stop it, or set ${portVariable} to a free port`,
       ])
     case 'EACCES':
       return new ConfigError([
-        `HAJRI_PORT: this user may not listen on ${address} (ports below 1024 need privileges); set HAJRI_PORT to 1024 or above`,
+        `${portVariable}: this user may not listen on ${address} (ports below 1024 need privileges); set ${portVariable} to 1024 or above`,
       ])
     case 'EADDRNOTAVAIL':
-      return new ConfigError([`HAJRI_HOST: ${config.host} is not an address of this machine`])
+      return new ConfigError([`${hostVariable}: ${host} is not an address of this machine`])
     default:
       return err
   }

@@ -3,6 +3,11 @@ import type { DatabaseHandle } from './db/database.js'
 import { unitOfWork } from './db/unit-of-work.js'
 import { AdminTokenService } from './features/admin-tokens/service.js'
 import { ApiKeyService } from './features/api-keys/service.js'
+import { AttendanceQueue } from './features/attendance/attendance-queue.js'
+import { AttendanceService } from './features/attendance/attendance-service.js'
+import { AttendanceConfigService } from './features/attendance/config-service.js'
+import { CorrectionService } from './features/attendance/correction-service.js'
+import { DayRecomputer } from './features/attendance/day-recomputer.js'
 import { AuditService } from './features/audit/service.js'
 import { BearerAuthenticator } from './features/bearer-auth/bearer-authenticator.js'
 import { DashboardService } from './features/dashboard/service.js'
@@ -19,6 +24,7 @@ import { DeliveryService } from './features/webhooks/delivery-service.js'
 import { EndpointService } from './features/webhooks/endpoint-service.js'
 import { WebhookOutbox } from './features/webhooks/outbox.js'
 import { WebhookUrlPolicy } from './features/webhooks/url-policy.js'
+import type { CloudMetrics } from './metrics/cloud-metrics.js'
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './settings/webhook-settings.js'
 import { Stores } from './stores.js'
 
@@ -29,6 +35,13 @@ export interface ServiceOptions {
   webhooks?: WebhookSettings
   /** Bytes of stored Idempotency-Key responses one credential may keep (HAJRI_IDEMPOTENCY_MAX_BYTES_PER_CREDENTIAL). */
   idempotencyMaxBytesPerCredential?: number
+  /**
+   * Queue the days new punches touch for the attendance engine (the default). Off only in the
+   * benchmark that measures what the queue costs ingestion.
+   */
+  incrementalAttendance?: boolean
+  /** Counts punches by outcome (the app's metrics); none by default. */
+  metrics?: Pick<CloudMetrics, 'punch'>
 }
 
 /**
@@ -43,12 +56,15 @@ export function createServices(
     now = nowMicros,
     webhooks = DEFAULT_WEBHOOK_SETTINGS,
     idempotencyMaxBytesPerCredential,
+    incrementalAttendance = true,
+    metrics,
   }: ServiceOptions = typeof options === 'function' ? { now: options } : options
   const db = database.db
   // The one place transactions are opened: every service gets its stores through this.
   const stores = unitOfWork(db, database.transact, (executor) => new Stores(executor))
   const audit = new AuditService({ stores, now })
   const outbox = new WebhookOutbox(now)
+  const attendanceQueue = new AttendanceQueue(now, incrementalAttendance)
   const idempotency = new IdempotencyService({
     stores,
     now,
@@ -71,7 +87,19 @@ export function createServices(
     authenticator: new BearerAuthenticator({ apiKeys, tokens }),
     tenants: new TenantService({ stores, owners: new ConsoleOwnerAccounts() }),
     employees: new EmployeeService({ stores, outbox, now }),
-    punches: new PunchService({ stores, outbox, idempotency, now }),
+    punches: new PunchService({ stores, outbox, attendance: attendanceQueue, idempotency, now, metrics }),
+    attendanceQueue,
+    attendance: new AttendanceService({ stores, audit, now }),
+    attendanceConfig: new AttendanceConfigService({ stores, audit, now }),
+    corrections: new CorrectionService({
+      stores,
+      outbox,
+      attendance: attendanceQueue,
+      audit,
+      idempotency,
+      now,
+    }),
+    recomputer: new DayRecomputer({ stores, outbox, now }),
     webhookEndpoints: new EndpointService({
       stores,
       dialect: database.dialect,

@@ -1,6 +1,10 @@
 import type { Executor } from './db/executor.js'
 import { AdminTokenStore } from './features/admin-tokens/store.js'
 import { ApiKeyStore } from './features/api-keys/store.js'
+import { AttendanceWorkStore } from './features/attendance/attendance-work-store.js'
+import { AttendanceConfigStore } from './features/attendance/config-store.js'
+import { CorrectionStore } from './features/attendance/correction-store.js'
+import { DayStore } from './features/attendance/day-store.js'
 import { AuditStore } from './features/audit/store.js'
 import { DashboardStore } from './features/dashboard/store.js'
 import { EmployeeStore } from './features/employees/store.js'
@@ -24,6 +28,10 @@ import { OutboxStore } from './features/webhooks/outbox-store.js'
 export class Stores {
   #adminTokens?: AdminTokenStore
   #apiKeys?: ApiKeyStore
+  #attendanceConfig?: AttendanceConfigStore
+  #attendanceWork?: AttendanceWorkStore
+  #corrections?: CorrectionStore
+  #days?: DayStore
   #audit?: AuditStore
   #consoleSessions?: ConsoleSessionStore
   #consoleUsers?: ConsoleUserStore
@@ -48,6 +56,22 @@ export class Stores {
   get apiKeys(): ApiKeyStore {
     this.#apiKeys ??= new ApiKeyStore(this.executor)
     return this.#apiKeys
+  }
+  get attendanceConfig(): AttendanceConfigStore {
+    this.#attendanceConfig ??= new AttendanceConfigStore(this.executor)
+    return this.#attendanceConfig
+  }
+  get attendanceWork(): AttendanceWorkStore {
+    this.#attendanceWork ??= new AttendanceWorkStore(this.executor)
+    return this.#attendanceWork
+  }
+  get corrections(): CorrectionStore {
+    this.#corrections ??= new CorrectionStore(this.executor)
+    return this.#corrections
+  }
+  get days(): DayStore {
+    this.#days ??= new DayStore(this.executor)
+    return this.#days
   }
   get audit(): AuditStore {
     this.#audit ??= new AuditStore(this.executor)

@@ -21,6 +21,11 @@ export const ID_PREFIXES = {
   webhookDelivery: 'dlv',
   webhookAttempt: 'att',
   adminToken: 'adm',
+  attendanceDay: 'day',
+  attendancePolicy: 'pol',
+  shiftAssignment: 'asg',
+  holiday: 'hol',
+  recomputeJob: 'job',
 } as const
 
 export type IdKind = keyof typeof ID_PREFIXES

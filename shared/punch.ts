@@ -36,6 +36,16 @@ export const PunchInputSchema = Type.Object(
     ),
     deviceId: Type.Optional(ShortText('The device or gateway that read the punch.')),
     source: Type.Optional(ShortText('What sent it, e.g. `hajri-agent`, `mobile-app`.')),
+    reason: Type.Optional(
+      NullableString({
+        minLength: 1,
+        maxLength: 500,
+        pattern: '^[^\\u0000-\\u001F\\u007F]*$',
+        description:
+          'Only with `source: manual`, and then required: why a person added this punch (a correction). ' +
+          'A manual punch needs the scope attendance:admin besides attendance:write, and is audited.',
+      }),
+    ),
     externalId: Type.Optional(
       NullableString({
         minLength: 1,

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import type { Redis } from 'ioredis'
 import { apiKeyConsoleRoutes } from '../features/api-keys/console-routes.js'
+import { attendanceConsoleRoutes } from '../features/attendance/console-routes.js'
 import { auditConsoleRoutes } from '../features/audit/console-routes.js'
 import { dashboardRoutes } from '../features/dashboard/routes.js'
 import { employeeConsoleRoutes } from '../features/employees/console-routes.js'
@@ -27,6 +28,9 @@ export interface ConsoleApiOptions {
     | 'audit'
     | 'dashboard'
     | 'consoleUsers'
+    | 'attendance'
+    | 'attendanceConfig'
+    | 'corrections'
   >
   origin: ConsoleOrigin
   /** Shares the counters between instances. */
@@ -75,6 +79,11 @@ export const consoleApi: FastifyPluginAsync<ConsoleApiOptions> = async (app, opt
       await admin.register(apiKeyConsoleRoutes, { apiKeys: services.apiKeys })
       await admin.register(oauthAppConsoleRoutes, { apps: services.oauthApps })
       await admin.register(employeeConsoleRoutes, { employees: services.employees })
+      await admin.register(attendanceConsoleRoutes, {
+        attendance: services.attendance,
+        config: services.attendanceConfig,
+        corrections: services.corrections,
+      })
       await admin.register(auditConsoleRoutes, { audit: services.audit })
       await admin.register(dashboardRoutes, { dashboard: services.dashboard })
       await admin.register(consoleUserRoutes, { users: services.consoleUsers })

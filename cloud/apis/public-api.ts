@@ -1,5 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import type { Redis } from 'ioredis'
+import { publicActor } from '../auth/public-actor.js'
+import { attendanceRoutes } from '../features/attendance/routes.js'
 import { employeeRoutes } from '../features/employees/routes.js'
 import { punchRoutes } from '../features/punches/routes.js'
 import { webhookEventTypeRoute } from '../features/webhooks/event-type-route.js'
@@ -9,7 +11,10 @@ import browserOriginPlugin from '../plugins/browser-origin.js'
 import type { Services } from '../services.js'
 
 export interface PublicApiOptions {
-  services: Pick<Services, 'authenticator' | 'employees' | 'punches'>
+  services: Pick<
+    Services,
+    'authenticator' | 'employees' | 'punches' | 'attendance' | 'attendanceConfig' | 'corrections'
+  >
   /** Shares the per-credential counters between instances. */
   redis: Redis | undefined
 }
@@ -35,7 +40,16 @@ export const publicApi: FastifyPluginAsync<PublicApiOptions> = async (app, { ser
         max: (request) => request.auth.credential.rateLimitPerMinute,
       })
       await api.register(employeeRoutes, { service: services.employees })
-      await api.register(punchRoutes, { service: services.punches })
+      await api.register(punchRoutes, { service: services.punches, corrections: services.corrections })
+      await api.register(attendanceRoutes, {
+        attendance: services.attendance,
+        config: services.attendanceConfig,
+        corrections: services.corrections,
+        access: { read: { scope: 'attendance:read' }, admin: { scope: 'attendance:admin' } },
+        tags: ['Attendance days'],
+        tenantOf: (request) => request.auth.tenant,
+        actorOf: publicActor,
+      })
     },
     { prefix: PREFIX },
   )

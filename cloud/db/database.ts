@@ -1,7 +1,7 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
-import { Kysely, SqliteDialect } from 'kysely'
+import { Kysely, type LogEvent, SqliteDialect } from 'kysely'
 import pg from 'pg'
 import {
   type DatabaseTarget,
@@ -10,6 +10,7 @@ import {
 } from '../settings/database-url.js'
 import { CurrentSchemaPostgresDialect } from './current-schema-introspector.js'
 import { type RunInTransaction, transactionRunner } from './group-commit.js'
+import { nameMarkedStatements } from './named-statements.js'
 import type { Database } from './schema.js'
 import { SecretBox } from './secret-box.js'
 import { loadSecretKey, type SecretKeySettings } from './secret-key.js'
@@ -35,6 +36,8 @@ export interface DatabaseHandle {
   secretBox(): SecretBox
   /** Where the data lives, for logs; a PostgreSQL URL's password is left out. */
   describe: string
+  /** The PostgreSQL pool's connections as of now, for the metrics (undefined on SQLite). */
+  poolStats?(): { total: number; idle: number; waiting: number }
   close(): Promise<void>
 }
 
@@ -46,6 +49,8 @@ interface OpenDatabaseOptions extends SecretKeySettings {
   openWal?: (databasePath: string) => Promise<SyncableFile>
   /** Told of errors on idle PostgreSQL connections, which would otherwise crash the process. */
   onPoolError?: (err: Error) => void
+  /** Told how long each statement took, in seconds (the metrics' query histogram). */
+  onQuery?: (seconds: number) => void
 }
 
 // int8 (bigint, count(*)) as a number: our µs times and counts stay below 2^53.
@@ -76,6 +81,12 @@ function keepPrivate(path: string): void {
   for (const file of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(file)) chmodSync(file, 0o600)
 }
 
+/** Kysely's log hook, timing every statement, when someone is told of it. */
+function queryLog({ onQuery }: OpenDatabaseOptions): ((event: LogEvent) => void) | undefined {
+  if (!onQuery) return undefined
+  return (event) => onQuery(event.queryDurationMillis / 1000)
+}
+
 export function openDatabase(url: string, options: OpenDatabaseOptions = {}): DatabaseHandle {
   const target = parseDatabaseUrl(url, options.cwd)
   const secretBox = lazySecretBox(options, target)
@@ -93,7 +104,10 @@ export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Da
     const path = target.path
     const openWal = options.openWal ?? openWalFile
     const wal = path === ':memory:' ? undefined : new WalSync(connection, () => openWal(path))
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) })
+    const db = new Kysely<Database>({
+      dialect: new SqliteDialect({ database: connection }),
+      log: queryLog(options),
+    })
     return {
       db,
       dialect: 'sqlite',
@@ -112,6 +126,8 @@ export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Da
     max: options.poolSize ?? DEFAULT_DATABASE_POOL_SIZE,
     types: pgTypes,
   })
+  // The statements every request runs are prepared once per connection (named-statements.ts).
+  pool.on('connect', nameMarkedStatements)
   const onPoolError = options.onPoolError ?? (() => {})
   pool.on('error', onPoolError)
   // pg-pool hears a connection's errors only while it is idle. One in use with no statement running
@@ -121,7 +137,10 @@ export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Da
   const inUse = (err: Error) => onPoolError(err)
   pool.on('acquire', (client) => client.on('error', inUse))
   pool.on('release', (_err, client) => client.removeListener('error', inUse))
-  const db = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }) })
+  const db = new Kysely<Database>({
+    dialect: new CurrentSchemaPostgresDialect({ pool }),
+    log: queryLog(options),
+  })
   const safe = new URL(target.url)
   safe.password = ''
   return {
@@ -131,6 +150,7 @@ export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Da
     transact: transactionRunner(db, 'postgres'),
     secretBox,
     describe: safe.toString(),
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => db.destroy(),
   }
 }

@@ -21,9 +21,12 @@ const MAX_UNITS_PER_TRANSACTION = 256
 /**
  * Shared transactions for SQLite's one connection. Every transaction writes each page it touched
  * to the WAL, and concurrent punches touch the same few pages (the tail of the table and of each
- * index), so units that arrive in the same turn of the event loop share one transaction, each
- * under its own SAVEPOINT: a unit that fails rolls back alone and the others commit. This cuts
+ * index), so units that arrive in the same turn of the event loop share one transaction. This cuts
  * the cost of an insert by about three quarters. Durability is WalSync's concern, not this one's.
+ * The units run one after another with no SAVEPOINT between them, since almost none fails; should
+ * one fail, that transaction is rolled back and the units run again, each under its own SAVEPOINT,
+ * so the one that fails rolls back alone and the others commit (a unit of work may run again:
+ * unit-of-work.ts).
  */
 class GroupCommit {
   private queue: Unit[] = []
@@ -41,16 +44,42 @@ class GroupCommit {
       }
     })
 
+  /**
+   * The units in one transaction, with no savepoints; undefined if one of several failed (the
+   * transaction rolled back). A unit alone that fails rolls its transaction back, with its error.
+   */
+  private async together(units: readonly Unit[]): Promise<Outcome[] | undefined> {
+    let failed: { error: unknown } | undefined
+    try {
+      return await this.db.transaction().execute(async (trx) => {
+        const results: Outcome[] = []
+        for (const unit of units) {
+          try {
+            results.push({ ok: true, value: await unit.work(trx) })
+          } catch (error) {
+            failed = { error }
+            throw error
+          }
+        }
+        return results
+      })
+    } catch (err) {
+      // Not a unit's failure: the transaction itself failed, and none of its units happened.
+      if (!failed) throw err
+      return units.length === 1 ? [{ ok: false, error: failed.error }] : undefined
+    }
+  }
+
   private async flush(): Promise<void> {
     const units = this.queue.splice(0, MAX_UNITS_PER_TRANSACTION)
     try {
-      const outcomes = await this.db.transaction().execute(async (trx) => {
-        // Alone in its transaction, a unit that fails may simply roll the transaction back.
-        if (units.length === 1) return [{ ok: true, value: await (units[0] as Unit).work(trx) } as Outcome]
-        const results: Outcome[] = []
-        for (const unit of units) results.push(await inSavepoint(unit, trx))
-        return results
-      })
+      const outcomes =
+        (await this.together(units)) ??
+        (await this.db.transaction().execute(async (trx) => {
+          const results: Outcome[] = []
+          for (const unit of units) results.push(await inSavepoint(unit, trx))
+          return results
+        }))
       outcomes.forEach((outcome, i) => {
         const unit = units[i] as Unit
         if (outcome.ok) unit.resolve(outcome.value)

@@ -1,4 +1,5 @@
 import type { CompiledQuery, Kysely, Transaction } from 'kysely'
+import { PREPARED_MARK } from './named-statements.js'
 import type { Database } from './schema.js'
 
 type Executor = Kysely<Database> | Transaction<Database>
@@ -8,6 +9,7 @@ type Executor = Kysely<Database> | Transaction<Database>
  * request (authentication), where Kysely's building and compiling would cost as much as the query.
  * `build` receives placeholder values and must use each exactly once, in the order given; the
  * compiled parameters are checked against them, so a query that does otherwise fails at startup.
+ * On PostgreSQL it is also prepared once per connection (PREPARED_MARK).
  */
 export function prepareQuery<Args extends unknown[], Row>(
   build: (db: Executor, ...placeholders: Args) => { compile(): CompiledQuery<Row> },
@@ -17,10 +19,12 @@ export function prepareQuery<Args extends unknown[], Row>(
   return async (db: Executor, ...args: Args): Promise<Row[]> => {
     let query = compiled.get(db)
     if (!query) {
-      query = build(db, ...placeholders).compile()
-      if (JSON.stringify(query.parameters) !== JSON.stringify(placeholders)) {
-        throw new Error(`prepared query does not use its parameters once each, in order: ${query.sql}`)
+      const built = build(db, ...placeholders).compile()
+      if (JSON.stringify(built.parameters) !== JSON.stringify(placeholders)) {
+        throw new Error(`prepared query does not use its parameters once each, in order: ${built.sql}`)
       }
+      // PostgreSQL also prepares it once per connection (named-statements.ts).
+      query = { ...built, sql: `${PREPARED_MARK}${built.sql}` }
       compiled.set(db, query)
     }
     const result = await db.executeQuery<Row>({ ...query, parameters: args })

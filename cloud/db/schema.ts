@@ -233,6 +233,118 @@ export interface ConsoleSignInFailuresTable {
   locked_until: number | null
 }
 
+export interface AttendanceShiftsTable {
+  tenant_id: string
+  code: string
+  name: string | null
+  start_time: string
+  end_time: string
+  unpaid_break_minutes: number
+  early_window_minutes: number
+  late_window_minutes: number
+  late_grace_minutes: number
+  early_exit_grace_minutes: number
+  created_at: number
+  updated_at: number
+}
+
+export interface AttendancePoliciesTable {
+  id: string
+  tenant_id: string
+  /** '' for the tenant's own policy; else a department. */
+  group_name: string
+  settings: string
+  version: number
+  created_at: number
+  updated_at: number
+}
+
+export interface AttendanceAssignmentsTable {
+  id: string
+  tenant_id: string
+  /** '' unless the assignment is one employee's. */
+  employee_code: string
+  /** '' unless the assignment is a group's. */
+  group_name: string
+  shift_code: string
+  effective_from: string
+  effective_to: string | null
+  created_at: number
+  updated_at: number
+}
+
+export interface AttendanceHolidaysTable {
+  id: string
+  tenant_id: string
+  holiday_date: string
+  name: string
+  group_name: string
+  created_at: number
+  updated_at: number
+}
+
+export interface AttendanceDaysTable {
+  id: string
+  tenant_id: string
+  employee_code: string
+  work_date: string
+  status: string
+  record: string
+  revision: number
+  scheduled_end: number
+  final_at: number
+  finalized_at: number | null
+  locked_at: number | null
+  punches_after_lock: number
+  created_at: number
+  updated_at: number
+}
+
+export interface AttendanceDirtyTable {
+  tenant_id: string
+  employee_code: string
+  local_date: string
+  queued_at: number
+}
+
+export interface PunchCorrectionsTable {
+  tenant_id: string
+  punch_id: string
+  kind: string
+  reason: string
+  actor: string
+  created_at: number
+}
+
+export interface AttendanceJobsTable {
+  id: string
+  tenant_id: string
+  status: string
+  from_date: string
+  to_date: string
+  employee_codes: string | null
+  employees: number
+  employees_done: number
+  last_employee_code: string | null
+  days_changed: number
+  claimed_until: number | null
+  error: string | null
+  created_at: number
+  finished_at: number | null
+}
+
+export interface AttendanceLocksTable {
+  tenant_id: string
+  from_date: string
+  to_date: string
+  locked_at: number
+}
+
+export interface AttendanceCalendarTable {
+  tenant_id: string
+  made_through: string
+}
+
 export interface Database {
   tenants: TenantsTable
   console_users: ConsoleUsersTable
@@ -252,4 +364,14 @@ export interface Database {
   admin_tokens: AdminTokensTable
   console_sessions: ConsoleSessionsTable
   console_sign_in_failures: ConsoleSignInFailuresTable
+  attendance_shifts: AttendanceShiftsTable
+  attendance_policies: AttendancePoliciesTable
+  attendance_assignments: AttendanceAssignmentsTable
+  attendance_holidays: AttendanceHolidaysTable
+  attendance_days: AttendanceDaysTable
+  attendance_dirty: AttendanceDirtyTable
+  punch_corrections: PunchCorrectionsTable
+  attendance_jobs: AttendanceJobsTable
+  attendance_calendar: AttendanceCalendarTable
+  attendance_locks: AttendanceLocksTable
 }

@@ -11,9 +11,10 @@ export interface UnitOfWork<S> {
   /** Stores on the database itself: each query runs on its own. */
   readonly read: S
   /**
-   * Runs `work` in one transaction, with stores bound to it, and resolves once it has committed. On
-   * PostgreSQL a unit that loses a deadlock or serialization race is run again (group-commit.ts), so
-   * `work` must not act outside the database before it returns.
+   * Runs `work` in one transaction, with stores bound to it, and resolves once it has committed.
+   * `work` may be run again (group-commit.ts): on PostgreSQL when it loses a deadlock or a
+   * serialization race, on SQLite when another unit of its shared transaction fails. So it must not
+   * act outside the database before it returns.
    */
   transaction<T>(work: (stores: S) => Promise<T>): Promise<T>
 }

@@ -14,7 +14,9 @@ export const DEMO_OWNER_EMAIL = 'demo@hajri.local'
 export const DEMO_AGENT_APP_NAME = 'Demo site agent'
 const DEMO_API_KEY_NAME = 'Demo HR backend'
 const AGENT_SCOPES: Scope[] = ['attendance:write']
-const API_KEY_SCOPES: Scope[] = ['employees:read', 'attendance:read', 'attendance:write']
+const API_KEY_SCOPES: Scope[] = ['employees:read', 'attendance:read', 'attendance:write', 'attendance:admin']
+/** The demo's one shift, assigned to everyone: a factory's general shift with a lunch hour. */
+const DEMO_SHIFT = { code: 'GEN', name: 'General', start: '09:00', end: '18:00', unpaidBreakMinutes: 60 }
 /** A year: long enough that a demo left on a laptop keeps working; an expired key is replaced at start. */
 const API_KEY_LIFETIME_SECONDS = 365 * 86_400
 
@@ -34,7 +36,10 @@ export interface DemoSeed {
 }
 
 interface DemoSeedDeps {
-  services: Pick<Services, 'tenants' | 'employees' | 'oauthApps' | 'apiKeys' | 'consoleUsers'>
+  services: Pick<
+    Services,
+    'tenants' | 'employees' | 'oauthApps' | 'apiKeys' | 'consoleUsers' | 'attendanceConfig'
+  >
   /**
    * Read only, for what no service answers: does a tenant exist, whose is an email, and does the
    * one-time password we kept still match the owner's.
@@ -68,6 +73,18 @@ export async function seedDemo(previous: DemoCredentials | undefined, deps: Demo
   if (existing.data.length === 0) {
     await deps.services.employees.upsert(tenantId, DEMO_EMPLOYEES)
     done.push(`${DEMO_EMPLOYEES.length} employees added`)
+  }
+  // A shift for everyone, so that the attendance page has schedules to judge punches by; left
+  // alone once there is any, so that settings changed in the console are kept.
+  const shifts = await deps.services.attendanceConfig.listShifts(tenantId)
+  if (shifts.data.length === 0) {
+    await deps.services.attendanceConfig.createShift(tenantId, DEMO_SHIFT, deps.actor)
+    await deps.services.attendanceConfig.createAssignment(
+      tenantId,
+      { shiftCode: DEMO_SHIFT.code, effectiveFrom: '2020-01-01' },
+      deps.actor,
+    )
+    done.push(`shift ${DEMO_SHIFT.code} assigned to everyone`)
   }
 
   const agent = await ensureAgentApp(credentials, deps, done)

@@ -1,4 +1,7 @@
-import type { AppError } from '../app-error.js'
+import { AppError } from '../app-error.js'
+
+// RFC 6750 §3: the challenge names the realm; §3.1 adds error codes.
+export const REALM = 'Bearer realm="hajri"'
 
 /**
  * An authentication failure with the WWW-Authenticate challenge its answer carries (RFC 9110 §11.6.1,
@@ -13,4 +16,12 @@ export class ChallengeError extends Error {
     super(error.message)
     this.name = 'ChallengeError'
   }
+}
+
+/** The 403 for a credential without the scope `scope`, naming it in the challenge (RFC 6750 §3.1). */
+export function insufficientScope(scope: string, detail = `This needs the scope ${scope}.`): ChallengeError {
+  return new ChallengeError(
+    new AppError('insufficient_scope', detail),
+    `${REALM}, error="insufficient_scope", scope="${scope}"`,
+  )
 }

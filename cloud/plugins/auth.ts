@@ -1,10 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Scope } from '../../shared/scopes.js'
-import { AppError } from '../app-error.js'
 import type { AuthContext } from '../auth/auth-context.js'
-import { ChallengeError } from '../http/challenge-error.js'
-import { bearerToken, REALM, unknownCredential } from './bearer-token.js'
+import { bindRequestLog } from '../http/bind-request-log.js'
+import { insufficientScope } from '../http/challenge-error.js'
+import { bearerToken, unknownCredential } from './bearer-token.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -44,12 +44,9 @@ const authPlugin: FastifyPluginAsync<{ authenticator: Authenticator }> = async (
     const auth = await authenticator.authenticate(token)
     if (!auth) throw unknownCredential()
     request.auth = auth
-    request.log = request.log.child({ tenantId: auth.tenant.id, credentialId: auth.credential.id })
+    request.log = bindRequestLog(request.log, { tenantId: auth.tenant.id, credentialId: auth.credential.id })
     if (scope === undefined || !auth.credential.scopes.includes(scope)) {
-      throw new ChallengeError(
-        new AppError('insufficient_scope', `This needs the scope ${scope}.`),
-        `${REALM}, error="insufficient_scope", scope="${scope}"`,
-      )
+      throw insufficientScope(String(scope))
     }
   })
 }

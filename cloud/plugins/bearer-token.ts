@@ -1,9 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import { AppError } from '../app-error.js'
-import { ChallengeError } from '../http/challenge-error.js'
-
-// RFC 6750 §3: the challenge names the realm; §3.1 adds error codes.
-export const REALM = 'Bearer realm="hajri"'
+import { ChallengeError, REALM } from '../http/challenge-error.js'
 
 // RFC 6750 §2.1: the scheme is case-insensitive; token68 characters only.
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i

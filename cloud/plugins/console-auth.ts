@@ -2,14 +2,15 @@ import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import { AppError } from '../app-error.js'
 import type { ConsoleContext } from '../auth/console-context.js'
-import { ChallengeError } from '../http/challenge-error.js'
+import { bindRequestLog } from '../http/bind-request-log.js'
+import { ChallengeError, REALM } from '../http/challenge-error.js'
 import {
   type ConsoleOrigin,
   requireSession,
   SESSION_COOKIE,
   type SessionVerifier,
 } from '../http/session-guard.js'
-import { bearerToken, REALM, unknownCredential } from './bearer-token.js'
+import { bearerToken, unknownCredential } from './bearer-token.js'
 
 /** What a console route does: reads, or changes something (which a viewer may not;
  * docs/decisions/0050-console-roles.md).
@@ -98,7 +99,7 @@ const consoleAuthPlugin: FastifyPluginAsync<ConsoleAuthOptions> = async (
       }
     }
     request.console = context
-    request.log = request.log.child({ tenantId: context.tenant.id, actor: context.actor.name })
+    request.log = bindRequestLog(request.log, { tenantId: context.tenant.id, actor: context.actor.name })
     if (request.routeOptions.config.access !== 'read' && context.role === 'viewer') {
       throw new AppError('insufficient_role', 'A viewer can read but not change anything.')
     }

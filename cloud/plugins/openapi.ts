@@ -157,6 +157,8 @@ const openapiPlugin: FastifyPluginAsync = async (app) => {
                   'employees:read': 'Read the employee directory',
                   'attendance:read': 'Read the raw punch log',
                   'attendance:write': 'Record punches',
+                  'attendance:admin':
+                    'Configure shifts and policies, correct punches, recompute and lock attendance',
                 },
               },
             },

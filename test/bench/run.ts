@@ -5,14 +5,17 @@ import { agentAdmsBench } from './agent-adms.bench.js'
 import { agentDrainBench } from './agent-drain.bench.js'
 import { agentIdleBench } from './agent-idle.bench.js'
 import { agentIngestBench } from './agent-ingest.bench.js'
+import { agentRecoveryBench } from './agent-recovery.bench.js'
 import { agentZkReadBench } from './agent-zk-read.bench.js'
-import { authenticatedRouteBench } from './authenticated-route.bench.js'
-import { batchIngestBench } from './batch-ingest.bench.js'
+import { attendanceIncrementalBench } from './attendance-incremental.bench.js'
+import { attendanceRecomputeBench } from './attendance-recompute.bench.js'
+import { authenticatedRouteBench, authenticatedRoutePostgresBench } from './authenticated-route.bench.js'
+import { batchIngestBench, batchIngestPostgresBench } from './batch-ingest.bench.js'
 import { readBenchSettings } from './bench-settings.js'
 import type { BenchContext, Benchmark } from './benchmark.js'
 import { employeeSyncBench } from './employee-sync.bench.js'
 import { writeFiguresFile } from './figures-file.js'
-import { punchEndpointBench } from './punch-endpoint.bench.js'
+import { punchEndpointBench, punchEndpointPostgresBench } from './punch-endpoint.bench.js'
 import { type BenchResult, machineInfo, writeResults } from './report.js'
 import { webhookDeliveryBench } from './webhook-delivery.bench.js'
 import { webhookLatencyBench } from './webhook-latency.bench.js'
@@ -27,16 +30,22 @@ import { webhookLatencyBench } from './webhook-latency.bench.js'
  */
 const BENCHMARKS: Benchmark[] = [
   punchEndpointBench,
+  punchEndpointPostgresBench,
   batchIngestBench,
+  batchIngestPostgresBench,
   employeeSyncBench,
   authenticatedRouteBench,
+  authenticatedRoutePostgresBench,
   agentIngestBench,
   agentAdmsBench,
   agentDrainBench,
   agentIdleBench,
+  agentRecoveryBench,
   agentZkReadBench,
   webhookDeliveryBench,
   webhookLatencyBench,
+  attendanceRecomputeBench,
+  attendanceIncrementalBench,
 ]
 
 const { values: options } = parseArgs({ options: { figures: { type: 'string' } }, strict: true })

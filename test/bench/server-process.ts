@@ -15,6 +15,8 @@ export interface ServerProcessOptions {
    * run on a thread of their own, so the name is left to Node, which puts the thread id in it).
    */
   profileDirectory?: string
+  /** Send the server's stdout to /dev/null (a server that logs there, as `serve` does). */
+  discardStdout?: boolean
 }
 
 const STARTUP_TIMEOUT_MS = 60_000
@@ -43,7 +45,7 @@ export class ServerProcess {
       nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${options.profileDirectory}`)
     }
     const child = spawn(process.execPath, [...nodeArgs, entry, ...(options.args ?? [])], {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      stdio: ['ignore', options.discardStdout ? 'ignore' : 'inherit', 'inherit', 'ipc'],
     })
     const listening = new Promise<string>((resolve, reject) => {
       const timer = setTimeout(

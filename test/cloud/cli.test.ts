@@ -17,6 +17,7 @@ import { ID_PATTERN } from '../../shared/ids.js'
 import { nowMicros, parseTimestamp } from '../../shared/time.js'
 import { type CliResult, captureCli } from '../support/cli-capture.js'
 import { bearer, createTestDatabaseUrl, type DatabaseKind } from '../support/cloud-harness.js'
+import { freePort } from '../support/e2e-kit.js'
 import { postgresAvailability } from '../support/services.js'
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -672,9 +673,10 @@ describe('hajri-cloud serve (a real process)', () => {
     await dropDatabase?.()
   })
 
-  it('listens, answers /healthz, and exits 0 on SIGTERM', async () => {
+  it('listens, answers /healthz, serves its metrics apart, and exits 0 on SIGTERM', async () => {
     const target = await createTestDatabaseUrl('sqlite')
     dropDatabase = target.drop
+    const metricsPort = await freePort()
     const server = spawn(process.execPath, ['--import', 'tsx', 'cloud/cli.ts', 'serve'], {
       cwd: REPO_ROOT,
       env: {
@@ -684,6 +686,7 @@ describe('hajri-cloud serve (a real process)', () => {
         HAJRI_HOST: '127.0.0.1',
         HAJRI_PORT: '0',
         HAJRI_LOG_LEVEL: 'info',
+        HAJRI_METRICS_PORT: String(metricsPort),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
@@ -720,6 +723,21 @@ describe('hajri-cloud serve (a real process)', () => {
     const ready = await fetch(`${url}/readyz`)
     expect(ready.status).toBe(200)
     expect(logs.some((l) => l.msg === 'migrations applied')).toBe(true)
+
+    // The metrics on their own port, on loopback; the API's port has none.
+    const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`
+    expect(logs.find((l) => l.msg === 'metrics listening')?.url).toBe(metricsUrl)
+    const scraped = await fetch(metricsUrl)
+    expect(scraped.status).toBe(200)
+    expect(scraped.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/)
+    const text = await scraped.text()
+    expect(text).toMatch(
+      /^hajri_cloud_http_request_duration_seconds_count\{method="GET",route="\/readyz",status_code="200"\} 1$/m,
+    )
+    expect(text).toContain('# TYPE hajri_cloud_nodejs_eventloop_lag_p99_seconds gauge')
+    // The readiness check's query, timed.
+    expect(text).toMatch(/^hajri_cloud_db_query_duration_seconds_count\{database="sqlite"\} [1-9]\d*$/m)
+    expect((await fetch(`${url}/metrics`)).status).toBe(404)
 
     server.kill('SIGTERM')
     const [code, signal] = await exited

@@ -166,6 +166,27 @@ describe('loadCloudConfig', () => {
     ])
   })
 
+  it('serves metrics only when HAJRI_METRICS_PORT is set, on loopback unless HAJRI_METRICS_HOST says', () => {
+    expect(loadCloudConfig({}).metricsPort).toBeUndefined()
+    expect(loadCloudConfig({ HAJRI_METRICS_PORT: '9464' })).toMatchObject({
+      metricsPort: 9464,
+      metricsHost: '127.0.0.1',
+    })
+    expect(loadCloudConfig({ HAJRI_METRICS_PORT: '9464', HAJRI_METRICS_HOST: '10.0.0.5' })).toMatchObject({
+      metricsPort: 9464,
+      metricsHost: '10.0.0.5',
+    })
+    expect(problemsFor({ HAJRI_METRICS_PORT: 'prometheus' })).toEqual([
+      'HAJRI_METRICS_PORT: must be a whole number from 1 to 65535, got "prometheus"',
+    ])
+    expect(problemsFor({ HAJRI_METRICS_PORT: '8080' })).toEqual([
+      'HAJRI_METRICS_PORT (8080) must differ from HAJRI_PORT: the metrics have a listener of their own',
+    ])
+    expect(problemsFor({ HAJRI_METRICS_HOST: '0.0.0.0' })).toEqual([
+      'HAJRI_METRICS_HOST: set HAJRI_METRICS_PORT too, or nothing listens for metrics',
+    ])
+  })
+
   it('refuses a Redis URL or public URL that is not one', () => {
     const problems = problemsFor({ HAJRI_REDIS_URL: 'cache:6379', HAJRI_PUBLIC_URL: 'hajri.example.com' })
     expect(problems).toHaveLength(2)

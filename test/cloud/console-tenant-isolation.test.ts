@@ -18,12 +18,33 @@ import {
 } from '../support/cloud-harness.js'
 import { makeFailedDeliveries } from '../support/failed-deliveries.js'
 import { viewerConsole } from './console-kit.js'
+import {
+  type AttendanceCall,
+  type AttendanceSide,
+  attendanceDates,
+  attendanceProbes,
+  attendanceSnapshot,
+  manualPunchProbe,
+  seedAttendance,
+} from './security/attendance-isolation.js'
+import { objectParamOf } from './security/security-kit.js'
 
 const V1 = '/api/console/v1'
 
+const attendanceCall =
+  (cloud: TestCloud, token: string): AttendanceCall =>
+  (method, path, payload) =>
+    cloud.app.inject({
+      method,
+      url: `${V1}/attendance${path}`,
+      headers: bearer(token),
+      ...(payload ? { payload } : {}),
+    })
+
 interface Tenants {
-  a: { id: string; token: string; endpointId: string; deliveries: number }
+  a: { id: string; token: string; endpointId: string; deliveries: number; attendance: AttendanceSide }
   b: {
+    attendance: AttendanceSide
     id: string
     token: string
     endpointIds: string[]
@@ -302,6 +323,16 @@ const PROBES: Record<string, Probe> = {
     (id) => `/users/${id}`,
     'console_user_not_found',
   ),
+  // Attendance, as in the public API; B_ONLY[1] is never A's (A imports B_ONLY[0] above).
+  ...Object.fromEntries(
+    Object.entries({
+      ...attendanceProbes(V1),
+      [`POST ${V1}/attendance/punches`]: manualPunchProbe,
+    }).map(([route, probe]): [string, Probe] => [
+      route,
+      (cloud, t) => probe({ cloud, a: t.a.attendance, b: t.b.attendance, bOnly: B_ONLY[1] as string }),
+    ]),
+  ),
 }
 
 /** All of B's administration state as B sees it, to compare before and after A's attempts. */
@@ -326,6 +357,7 @@ async function snapshotOf(cloud: TestCloud, t: Tenants) {
     punches: await get('/dashboard/punches-per-hour?hours=24'),
     deliveriesPerDay: await get('/dashboard/webhook-deliveries?days=2'),
     events: events.length,
+    attendance: await attendanceSnapshot(cloud, t.b.attendance),
   }
 }
 
@@ -333,6 +365,8 @@ describeEachDatabase('tenant isolation of the console API', (cloud) => {
   const t = {} as Tenants
 
   beforeAll(async () => {
+    // Days' states follow the clock: it stands still, so that B's are the same before and after.
+    cloud.fixedNow = cloud.now()
     const aId = await cloud.createTenant()
     const bId = await cloud.createTenant()
     const endpoints = cloud.services.webhookEndpoints
@@ -383,15 +417,25 @@ describeEachDatabase('tenant isolation of the console API', (cloud) => {
       })
       expect(res.statusCode, res.body).toBe(201)
     }
+    const aToken = await cloud.createAdminToken(aId)
+    const bToken = await cloud.createAdminToken(bId)
+    const aAttendance = await seedAttendance(cloud, attendanceCall(cloud, aToken), [SHARED], { label: 'A' })
+    const bAttendance = await seedAttendance(cloud, attendanceCall(cloud, bToken), [SHARED, ...B_ONLY], {
+      label: 'B',
+      extraShifts: ['B-NIGHT', 'B-EVE'],
+      lock: true,
+    })
     t.a = {
       id: aId,
-      token: await cloud.createAdminToken(aId),
+      token: aToken,
       endpointId: aEndpoint,
       deliveries: aDeliveries.length,
+      attendance: aAttendance,
     }
     t.b = {
+      attendance: bAttendance,
       id: bId,
-      token: await cloud.createAdminToken(bId),
+      token: bToken,
       endpointIds: bEndpoints,
       deliveryIds: bDeliveries,
       keyIds,
@@ -400,7 +444,7 @@ describeEachDatabase('tenant isolation of the console API', (cloud) => {
       auditIds: (await services.audit.list(bId, { limit: 200 })).data.map((e) => e.id),
     }
     expect(t.b.userIds.length).toBeGreaterThan(0)
-  })
+  }, 60_000)
 
   it('covers every console route with a probe', () => {
     const consoleRoutes = cloud.app.routeTable
@@ -424,7 +468,7 @@ describeEachDatabase('tenant isolation of the console API', (cloud) => {
     // And the probes did act, in A: its own endpoint and deliveries are all there.
     const aEndpoints = (await call(cloud, t.a.token, 'GET', `${V1}/webhooks`)).json().data
     expect(aEndpoints.length).toBeGreaterThanOrEqual(2)
-  })
+  }, 120_000)
 
   it("refuses tenant B's token on tenant A's objects the same way", async () => {
     const res = await call(cloud, t.b.token, 'GET', `${V1}/webhooks/${t.a.endpointId}`)
@@ -451,6 +495,9 @@ describeEachDatabase('a viewer in the console API', (cloud) => {
       TEST_ACTOR,
     )
     await cloud.upsertEmployees(tenantId, [employee(SHARED)])
+    cloud.fixedNow = cloud.now()
+    const attendance = await seedAttendance(cloud, attendanceCall(cloud, admin), [SHARED], { label: 'A' })
+    const { past, from, to } = attendanceDates(cloud)
     const [user] = (await cloud.services.consoleUsers.list(tenantId, { limit: 1 })).data
     // Real ids, so that a refusal is the role's and not a missing object's.
     const ids: Record<string, string> = {
@@ -460,6 +507,18 @@ describeEachDatabase('a viewer in the console API', (cloud) => {
       appId: app.id,
       employeeCode: SHARED,
       userId: user?.id as string,
+      punchId: attendance.punchIds[0] as string,
+      shiftCode: 'GEN',
+      policyId: attendance.policyIds[0] as string,
+      assignmentId: attendance.assignmentIds[0] as string,
+      holidayId: attendance.holidayIds[0] as string,
+      jobId: attendance.jobIds[0] as string,
+      workDate: past,
+    }
+    // The query a route requires: the period of the tenant's days.
+    const queries: Record<string, string> = {
+      [`${V1}/attendance/days.csv`]: `?from=${from}&to=${to}`,
+      [`${V1}/attendance/summaries`]: `?from=${from}&to=${to}`,
     }
     const bodies: Record<string, { payload: string; contentType: string }> = {
       [`${V1}/employees/import`]: {
@@ -479,18 +538,26 @@ describeEachDatabase('a viewer in the console API', (cloud) => {
           '/employees?limit=200',
           '/users',
           '/audit?limit=200',
+          '/attendance/days?limit=200',
+          '/attendance/corrections?limit=200',
+          '/attendance/shifts',
+          '/attendance/policies',
+          '/attendance/assignments',
+          '/attendance/holidays',
+          `/attendance/jobs/${attendance.jobIds[0]}`,
         ].map(get),
       )
     }
     const before = await state()
     const routes = cloud.app.routeTable.filter((r) => r.access !== undefined)
-    expect(routes.filter((r) => r.access === 'write').length).toBeGreaterThanOrEqual(18)
+    expect(routes.filter((r) => r.access === 'write').length).toBeGreaterThanOrEqual(32)
     for (const route of routes) {
-      const url = route.url.replace(/:(\w+)/g, (_, name: string) => {
-        const id = ids[name]
-        if (id === undefined) throw new Error(`no id for :${name} in ${route.url}`)
-        return encodeURIComponent(id)
-      })
+      const url =
+        route.url.replace(/:(\w+)/g, (_, name: string) => {
+          const id = ids[objectParamOf(route.url, name) ?? name]
+          if (id === undefined) throw new Error(`no id for :${name} in ${route.url}`)
+          return encodeURIComponent(id)
+        }) + (queries[route.url] ?? '')
       const body = bodies[route.url]
       const res = await cloud.app.inject({
         method: route.method as Method,
@@ -511,5 +578,5 @@ describeEachDatabase('a viewer in the console API', (cloud) => {
       }
     }
     expect(await state()).toEqual(before)
-  })
+  }, 60_000)
 })

@@ -31,6 +31,16 @@ export const PRIMARY_KEYS: Record<TableName, readonly string[]> = {
   admin_tokens: ['id'],
   console_sessions: ['token_hash'],
   console_sign_in_failures: ['key'],
+  attendance_shifts: ['tenant_id', 'code'],
+  attendance_policies: ['id'],
+  attendance_assignments: ['id'],
+  attendance_holidays: ['id'],
+  attendance_days: ['id'],
+  attendance_dirty: ['tenant_id', 'employee_code', 'local_date'],
+  punch_corrections: ['tenant_id', 'punch_id', 'kind'],
+  attendance_jobs: ['id'],
+  attendance_calendar: ['tenant_id'],
+  attendance_locks: ['tenant_id', 'from_date', 'to_date'],
 }
 
 export const TABLES = Object.keys(PRIMARY_KEYS) as TableName[]

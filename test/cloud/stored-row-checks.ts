@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto'
 import { isIP } from 'node:net'
 import { brotliDecompressSync } from 'node:zlib'
 import { compileCheck } from '../../cloud/validation.js'
+import { DAY_STATUSES } from '../../shared/attendance.js'
 import { CONSOLE_ROLES } from '../../shared/console-auth.js'
 import { EMPLOYEE_CODE_PATTERN, EMPLOYEE_STATUSES } from '../../shared/employee.js'
 import { ID_PREFIXES } from '../../shared/ids.js'
@@ -26,6 +27,12 @@ const YEAR = 365 * 86_400 * 1_000_000
 /** 2020-01-01 in µs: nothing here is older. */
 const FLOOR = Date.UTC(2020, 0, 1) * 1000
 const HEX64 = /^[0-9a-f]{64}$/
+const WALL_TIME = /^([01]\d|2[0-3]):[0-5]\d$/
+/** A real `YYYY-MM-DD` calendar date. */
+const calendarDate = (v: unknown) =>
+  typeof v === 'string' &&
+  /^\d{4}-\d{2}-\d{2}$/.test(v) &&
+  new Date(`${v}T00:00:00Z`).toISOString().startsWith(v)
 /** Any control character: the complement of shared/schema-helpers.ts NO_CONTROL_CHARACTERS. */
 const PLAIN_TEXT = new RegExp(NO_CONTROL_CHARACTERS)
 const CONTROL = { test: (text: string) => !PLAIN_TEXT.test(text) }
@@ -305,6 +312,105 @@ function rulesFor(now: () => number): Record<TableName, Rules> {
       failures: integer(1, 1_000_000),
       window_started_at: at,
       locked_until: nullOr(at),
+    },
+    attendance_shifts: {
+      tenant_id: tenant,
+      code: matches(/^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/),
+      name: nullOr(PERSON_TEXT(128)),
+      start_time: matches(WALL_TIME),
+      end_time: matches(WALL_TIME),
+      unpaid_break_minutes: integer(0, 240),
+      early_window_minutes: integer(0, 720),
+      late_window_minutes: integer(0, 720),
+      late_grace_minutes: integer(0, 240),
+      early_exit_grace_minutes: integer(0, 240),
+      created_at: at,
+      updated_at: at,
+    },
+    attendance_policies: {
+      id: matches(idOf('attendancePolicy')),
+      tenant_id: tenant,
+      group_name: PERSON_TEXT(128),
+      settings: (v) => json(v) && typeof JSON.parse(v as string) === 'object',
+      version: integer(1, 1_000_000),
+      created_at: at,
+      updated_at: at,
+    },
+    attendance_assignments: {
+      id: matches(idOf('shiftAssignment')),
+      tenant_id: tenant,
+      employee_code: (v) => v === '' || matches(new RegExp(EMPLOYEE_CODE_PATTERN))(v),
+      group_name: PERSON_TEXT(128),
+      shift_code: matches(/^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/),
+      effective_from: calendarDate,
+      effective_to: nullOr(calendarDate),
+      created_at: at,
+      updated_at: at,
+    },
+    attendance_holidays: {
+      id: matches(idOf('holiday')),
+      tenant_id: tenant,
+      holiday_date: calendarDate,
+      name: PERSON_TEXT(128, 1),
+      group_name: PERSON_TEXT(128),
+      created_at: at,
+      updated_at: at,
+    },
+    attendance_days: {
+      id: matches(idOf('attendanceDay')),
+      tenant_id: tenant,
+      employee_code: matches(new RegExp(EMPLOYEE_CODE_PATTERN)),
+      work_date: calendarDate,
+      status: oneOf(DAY_STATUSES),
+      record: (v) => json(v) && typeof JSON.parse(v as string) === 'object',
+      revision: integer(1, 1_000_000_000),
+      scheduled_end: integer(FLOOR - 20 * YEAR, now() + 3 * YEAR),
+      final_at: integer(FLOOR - 20 * YEAR, now() + 3 * YEAR),
+      finalized_at: nullOr(at),
+      locked_at: nullOr(at),
+      punches_after_lock: integer(0, 1_000_000),
+      created_at: at,
+      updated_at: at,
+    },
+    attendance_dirty: {
+      tenant_id: tenant,
+      employee_code: matches(new RegExp(EMPLOYEE_CODE_PATTERN)),
+      local_date: calendarDate,
+      queued_at: at,
+    },
+    punch_corrections: {
+      tenant_id: tenant,
+      punch_id: matches(idOf('punch')),
+      kind: oneOf(['manual', 'void']),
+      reason: PERSON_TEXT(500, 1),
+      actor: (v) => typeof v === 'string' && v.length > 0 && v.length <= 300 && !CONTROL.test(v),
+      created_at: at,
+    },
+    attendance_jobs: {
+      id: matches(idOf('recomputeJob')),
+      tenant_id: tenant,
+      status: oneOf(['queued', 'running', 'done', 'failed']),
+      from_date: calendarDate,
+      to_date: calendarDate,
+      employee_codes: nullOr((v) => json(v) && Array.isArray(JSON.parse(v as string))),
+      employees: integer(0, 10_000_000),
+      employees_done: integer(0, 10_000_000),
+      last_employee_code: nullOr(matches(new RegExp(EMPLOYEE_CODE_PATTERN))),
+      days_changed: integer(0, 1_000_000_000),
+      claimed_until: nullOr(integer(FLOOR, now() + 3 * YEAR)),
+      error: nullOr(PERSON_TEXT(500)),
+      created_at: at,
+      finished_at: nullOr(at),
+    },
+    attendance_calendar: {
+      tenant_id: tenant,
+      made_through: calendarDate,
+    },
+    attendance_locks: {
+      tenant_id: tenant,
+      from_date: calendarDate,
+      to_date: (v, row) => calendarDate(v) && (v as string) >= (row.from_date as string),
+      locked_at: at,
     },
   }
 }

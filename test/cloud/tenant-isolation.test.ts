@@ -1,13 +1,31 @@
 import type { LightMyRequestResponse } from 'fastify'
 import { beforeAll, expect, it } from 'vitest'
+import { SCOPES } from '../../shared/scopes.js'
 import { bearer, describeEachDatabase, employee, type TestCloud } from '../support/cloud-harness.js'
+import {
+  type AttendanceCall,
+  type AttendanceSide,
+  attendanceProbes,
+  attendanceSnapshot,
+  seedAttendance,
+} from './security/attendance-isolation.js'
 
 const V1 = '/api/public/v1'
 
 interface Tenants {
-  a: { id: string; key: string }
-  b: { id: string; key: string; punchIds: string[]; employeeIds: string[] }
+  a: { id: string; key: string; attendance: AttendanceSide }
+  b: { id: string; key: string; punchIds: string[]; employeeIds: string[]; attendance: AttendanceSide }
 }
+
+const attendanceCall =
+  (cloud: TestCloud, key: string): AttendanceCall =>
+  (method, path, payload) =>
+    cloud.app.inject({
+      method,
+      url: `${V1}/attendance${path}`,
+      headers: bearer(key),
+      ...(payload ? { payload } : {}),
+    })
 
 type Probe = (cloud: TestCloud, t: Tenants) => Promise<void>
 
@@ -78,6 +96,17 @@ const PROBES: Record<string, Probe> = {
       422,
       'employee_not_found',
     )
+    // Nor as a correction (a manual punch).
+    expectProblem(
+      await inject(cloud, t.a.key, 'POST', `${V1}/attendance/punches`, {
+        employeeCode: 'B-ONLY',
+        punchType: 'IN',
+        source: 'manual',
+        reason: 'A corrects B',
+      }),
+      422,
+      'employee_not_found',
+    )
     // B's externalId and Idempotency-Key mean nothing in A: A's punch is A's own, newly created.
     const body = {
       employeeCode: 'SHARED',
@@ -92,6 +121,12 @@ const PROBES: Record<string, Probe> = {
     expect(res.headers['idempotent-replayed']).toBeUndefined()
     expect(t.b.punchIds).not.toContain(res.json().id)
   },
+  ...Object.fromEntries(
+    Object.entries(attendanceProbes(V1)).map(([route, probe]): [string, Probe] => [
+      route,
+      (cloud, t) => probe({ cloud, a: t.a.attendance, b: t.b.attendance, bOnly: 'B-ONLY' }),
+    ]),
+  ),
   [`POST ${V1}/attendance/punches/batch`]: async (cloud, t) => {
     const res = await inject(
       cloud,
@@ -143,20 +178,28 @@ const PROBES: Record<string, Probe> = {
   },
 }
 
-async function snapshotOf(cloud: TestCloud, key: string) {
+async function snapshotOf(cloud: TestCloud, key: string, attendance: AttendanceSide) {
   const employees = (await inject(cloud, key, 'GET', `${V1}/employees?limit=200`)).json()
   const punches = (await inject(cloud, key, 'GET', `${V1}/attendance/punches?limit=200`)).json()
-  return { employees, punches }
+  return { employees, punches, attendance: await attendanceSnapshot(cloud, attendance) }
 }
 
 describeEachDatabase('tenant isolation', (cloud) => {
   const t = {} as Tenants
 
   beforeAll(async () => {
+    // Days' states follow the clock: it stands still, so that B's are the same before and after.
+    cloud.fixedNow = cloud.now()
     const aId = await cloud.createTenant()
     const bId = await cloud.createTenant()
-    t.a = { id: aId, key: await cloud.createApiKey(aId) }
-    t.b = { id: bId, key: await cloud.createApiKey(bId), punchIds: [], employeeIds: [] }
+    t.a = { id: aId, key: await cloud.createApiKey(aId, [...SCOPES]), attendance: {} as AttendanceSide }
+    t.b = {
+      id: bId,
+      key: await cloud.createApiKey(bId, [...SCOPES]),
+      punchIds: [],
+      employeeIds: [],
+      attendance: {} as AttendanceSide,
+    }
     await cloud.upsertEmployees(aId, [employee('A-ONLY'), employee('SHARED', { name: 'Shared in A' })])
     await cloud.upsertEmployees(bId, [employee('B-ONLY'), employee('SHARED', { name: 'Shared in B' })])
     const bEmployees = (await inject(cloud, t.b.key, 'GET', `${V1}/employees`)).json().data
@@ -191,7 +234,16 @@ describeEachDatabase('tenant isolation', (cloud) => {
       },
     )
     expect(t.b.punchIds).toHaveLength(2)
-  })
+    t.a.attendance = await seedAttendance(cloud, attendanceCall(cloud, t.a.key), ['SHARED', 'A-ONLY'], {
+      label: 'A',
+    })
+    t.b.attendance = await seedAttendance(cloud, attendanceCall(cloud, t.b.key), ['SHARED', 'B-ONLY'], {
+      label: 'B',
+      extraShifts: ['B-NIGHT', 'B-EVE'],
+      lock: true,
+    })
+    t.b.punchIds.push(...t.b.attendance.punchIds)
+  }, 60_000)
 
   it('covers every public route with a probe', () => {
     const publicRoutes = cloud.app.routeTable
@@ -203,13 +255,13 @@ describeEachDatabase('tenant isolation', (cloud) => {
   })
 
   it("never lets tenant A read or write tenant B's employees or punches, on any route", async () => {
-    const before = await snapshotOf(cloud, t.b.key)
+    const before = await snapshotOf(cloud, t.b.key, t.b.attendance)
     const publicRoutes = cloud.app.routeTable.filter((r) => r.scope !== undefined)
     for (const route of publicRoutes) {
       const probe = PROBES[`${route.method} ${route.url}`]
       if (probe) await probe(cloud, t)
     }
     // Whatever A did, B's data is exactly as it was.
-    expect(await snapshotOf(cloud, t.b.key)).toEqual(before)
-  })
+    expect(await snapshotOf(cloud, t.b.key, t.b.attendance)).toEqual(before)
+  }, 120_000)
 })

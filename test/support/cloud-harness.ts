@@ -9,6 +9,7 @@ import { buildApp } from '../../cloud/app.js'
 import type { Actor } from '../../cloud/auth/actor.js'
 import { type DatabaseHandle, openDatabase } from '../../cloud/db/database.js'
 import { migrateToLatest } from '../../cloud/db/migrate.js'
+import { AttendanceWorker } from '../../cloud/features/attendance/attendance-worker.js'
 import { MAX_RATE_LIMIT_PER_MINUTE } from '../../cloud/features/bearer-auth/credential-settings.js'
 import type { Services } from '../../cloud/services.js'
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../../cloud/settings/webhook-settings.js'
@@ -97,6 +98,7 @@ export class TestCloud {
         webhooks: { ...DEFAULT_WEBHOOK_SETTINGS, ...this.options.webhooks },
       },
       dispatchWebhooks: this.options.webhooks !== undefined,
+      computeAttendance: this.options.attendance ?? false,
       database: this.handle,
       logger: false,
       closeDatabase: false,
@@ -140,6 +142,24 @@ export class TestCloud {
     return (await this.services.adminTokens.create(tenantId, {}, TEST_ACTOR)).token
   }
 
+  /**
+   * Runs the attendance worker's rounds until it has nothing left: the days queued punches touched,
+   * finalizing, making new dates' days, and recompute jobs.
+   */
+  async attendanceRounds(): Promise<void> {
+    this.worker ??= new AttendanceWorker({
+      stores: this.services.stores,
+      recomputer: this.services.recomputer,
+      queue: this.services.attendanceQueue,
+      outbox: this.services.outbox,
+      log: { info: () => {}, warn: () => {}, error: (o: unknown) => console.error(o) } as never,
+      now: this.now,
+    })
+    for (let i = 0; i < 10_000 && (await this.worker.round()); i++) {}
+  }
+
+  private worker: AttendanceWorker | undefined
+
   async upsertEmployees(tenantId: string, inputs: EmployeeInput[]) {
     return this.services.employees.upsert(tenantId, inputs)
   }
@@ -148,6 +168,8 @@ export class TestCloud {
 export interface TestCloudOptions {
   /** Run the webhook dispatcher, with these settings over the defaults. Without it, none runs. */
   webhooks?: Partial<WebhookSettings>
+  /** Run the attendance worker in the app, as the server does. Without it, tests call `attendanceRound()`. */
+  attendance?: boolean
 }
 
 /** Webhook signing secrets are sealed with this in tests (PostgreSQL requires a key to be set). */

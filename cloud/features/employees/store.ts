@@ -118,4 +118,27 @@ export class EmployeeStore {
       .where('id', '=', id)
       .execute()
   }
+
+  /** Employee codes in code order after `after`, optionally of one status: for work over a tenant's roll. */
+  async codesAfter(
+    tenantId: string,
+    after: string | null,
+    limit: number,
+    status?: string,
+  ): Promise<string[]> {
+    let q = this.db.selectFrom('employees').select('employee_code').where('tenant_id', '=', tenantId)
+    if (after !== null) q = q.where('employee_code', '>', after)
+    if (status !== undefined) q = q.where('status', '=', status)
+    const rows = await q.orderBy('employee_code').limit(limit).execute()
+    return rows.map((r) => r.employee_code)
+  }
+
+  async count(tenantId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('employees')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('tenant_id', '=', tenantId)
+      .executeTakeFirstOrThrow()
+    return Number(row.n)
+  }
 }

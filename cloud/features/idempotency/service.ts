@@ -24,6 +24,18 @@ export interface IdempotentRequest extends IdempotencyKeyUse {
   fingerprint: string
 }
 
+/** An answer, and whether it is one given before (same Idempotency-Key, or a stored externalId). */
+export interface Replayable<T> {
+  body: T
+  replayed: boolean
+}
+
+/** Stores the response in the transaction whose stores these are. */
+export type ResponseRecorder<S extends { idempotency: IdempotencyStore }> = (
+  stores: S,
+  response: StoredResponse,
+) => Promise<void>
+
 /** Thrown inside a transaction when another request with the same key committed first. */
 export class IdempotencyRace extends Error {
   constructor() {
@@ -130,6 +142,34 @@ export class IdempotencyService {
       this.notBefore(),
     )
     if (!inserted) throw new IdempotencyRace()
+  }
+
+  /**
+   * Runs `work` under an Idempotency-Key, if one is given, for this operation and body: a stored
+   * response is replayed; else `work` runs and records its response, through the recorder it is
+   * handed, in its own transaction. If a concurrent request with the same key commits first, this
+   * one's transaction rolls back and the winner's response is replayed instead.
+   */
+  async once<T, S extends { idempotency: IdempotencyStore }>(
+    tenantId: string,
+    { key, operation, body }: { key: IdempotencyKeyUse | undefined; operation: string; body: unknown },
+    work: (recordResponse: ResponseRecorder<S>) => Promise<Replayable<T>>,
+  ): Promise<Replayable<T>> {
+    if (!key) return work(async () => {})
+    const request = this.request(key, operation, body)
+    const recordResponse: ResponseRecorder<S> = (s, response) =>
+      this.record(s.idempotency, tenantId, request, response)
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const prior = await this.replay(tenantId, request)
+      if (prior) return { body: prior.body as T, replayed: true }
+      await this.assertRoom(tenantId, request)
+      try {
+        return await work(recordResponse)
+      } catch (err) {
+        if (!(err instanceof IdempotencyRace)) throw err
+      }
+    }
+    throw new Error('idempotency key still contended after a retry')
   }
 
   async purgeExpired(): Promise<number> {

@@ -4,6 +4,8 @@ import { formatInZone, formatServerTime, parseTimestamp } from '../../../shared/
 import { AppError } from '../../app-error.js'
 import type { TenantContext } from '../../auth/tenant-context.js'
 import type { UnitOfWork } from '../../db/unit-of-work.js'
+import type { AttendanceQueue } from '../attendance/attendance-queue.js'
+import type { AttendanceWorkStore } from '../attendance/attendance-work-store.js'
 import type { EmployeeStore } from '../employees/store.js'
 import type { WebhookOutbox } from '../webhooks/outbox.js'
 import type { OutboxStore } from '../webhooks/outbox-store.js'
@@ -13,8 +15,9 @@ import type { PunchRow, PunchStore } from './store.js'
 /** The stores an ingest uses. */
 export interface IngestStores {
   employees: Pick<EmployeeStore, 'findByCodes'>
-  punches: Pick<PunchStore, 'findByExternalIds' | 'insertMany'>
+  punches: Pick<PunchStore, 'findByExternalIds' | 'insertMany' | 'insertNew' | 'insertsInOneStatement'>
   outbox: OutboxStore
+  attendanceWork: Pick<AttendanceWorkStore, 'enqueue'>
 }
 
 export type Outcome = { index: number } & (
@@ -34,7 +37,7 @@ interface Candidate extends IngestInput {
   fingerprint: string
 }
 
-export function toPunch(row: Omit<PunchRow, 'tenant_id'>, timeZone: string): Punch {
+export function toPunch(row: Omit<PunchRow, 'tenant_id' | 'employee_id'>, timeZone: string): Punch {
   return {
     id: row.id,
     employeeCode: row.employee_code,
@@ -63,7 +66,18 @@ function externalIdReused(externalId: string): AppError {
  * here updates a punch.
  */
 export async function ingestPunches<S extends IngestStores>(
-  { stores, outbox }: { stores: UnitOfWork<S>; outbox: WebhookOutbox },
+  {
+    stores,
+    outbox,
+    attendance,
+    manual = false,
+  }: {
+    stores: UnitOfWork<S>
+    outbox: WebhookOutbox
+    attendance: AttendanceQueue
+    /** A correction: punches with `source: manual` and a reason are what is expected, and nothing else. */
+    manual?: boolean
+  },
   tenant: TenantContext,
   now: number,
   inputs: readonly IngestInput[],
@@ -104,8 +118,6 @@ export async function ingestPunches<S extends IngestStores>(
   }
 
   // 2. The time window and the employee.
-  const latest = now + MAX_FUTURE_SKEW_SECONDS * 1_000_000
-  const earliest = now - tenant.backfillDays * 86_400 * 1_000_000
   const codes = [...new Set(candidates.map((c) => c.input.employeeCode))]
   const employees = new Map(
     (codes.length > 0 ? await stores.read.employees.findByCodes(tenant.id, codes) : []).map((e) => [
@@ -118,14 +130,10 @@ export async function ingestPunches<S extends IngestStores>(
   for (const c of candidates) {
     const at = c.punchedAt ?? now
     const employee = employees.get(c.input.employeeCode)
-    let error: AppError | undefined
-    if (at > latest) {
-      error = new AppError(
-        'punched_at_in_future',
-        `punchedAt is more than ${MAX_FUTURE_SKEW_SECONDS / 60} minutes ahead of the server clock; check the device clock.`,
-      )
-    } else if (at < earliest) {
-      error = new AppError('punched_at_too_old', `punchedAt is more than ${tenant.backfillDays} days ago.`)
+    // The manual check first: a manual punch is a correction, made only through the path that audits it.
+    let error: AppError | undefined = manualPunchError(c.input, manual) ?? punchedAtError(at, now, tenant)
+    if (error) {
+      // Refused already.
     } else if (!employee) {
       error = new AppError('punch_employee_not_found', `No employee with code ${c.input.employeeCode}.`)
     } else if (employee.status !== 'ACTIVE') {
@@ -173,6 +181,7 @@ export async function ingestPunches<S extends IngestStores>(
   // 4. Insert, with whatever the caller must record with it, in one transaction. A punch whose
   //    externalId is already stored is not inserted; it is a duplicate of the stored one. Trying the
   //    insert first spares new punches, the common case, a lookup.
+  const rowsById = new Map(rows.map((r) => [r.row.id, r.row.punched_at]))
   const stored = await stores.transaction(async (s) => {
     const inserted = await s.punches.insertMany(
       tenant.id,
@@ -204,10 +213,60 @@ export async function ingestPunches<S extends IngestStores>(
         o.status === 'created' ? [{ type: 'attendance.punch.created' as const, data: o.punch }] : [],
       ),
     )
+    // The days these punches touch are queued for the attendance engine in the same transaction:
+    // a stored punch always reaches its day (docs/decisions/0085-attendance-days-are-a-pure-function.md).
+    await attendance.enqueue(
+      s.attendanceWork,
+      tenant,
+      final.flatMap((o) =>
+        o.status === 'created'
+          ? [{ employeeCode: o.punch.employeeCode, punchedAt: rowsById.get(o.punch.id) ?? 0 }]
+          : [],
+      ),
+    )
     return final
   })
   outbox.committed()
+  attendance.committed()
   return stored
+}
+
+/** A punch time outside what the tenant takes: ahead of the server clock, or past the backfill window. */
+export function punchedAtError(
+  at: number,
+  now: number,
+  tenant: Pick<TenantContext, 'backfillDays'>,
+): AppError | undefined {
+  if (at > now + MAX_FUTURE_SKEW_SECONDS * 1_000_000) {
+    return new AppError(
+      'punched_at_in_future',
+      `punchedAt is more than ${MAX_FUTURE_SKEW_SECONDS / 60} minutes ahead of the server clock; check the device clock.`,
+    )
+  }
+  if (at < now - tenant.backfillDays * 86_400 * 1_000_000) {
+    return new AppError('punched_at_too_old', `punchedAt is more than ${tenant.backfillDays} days ago.`)
+  }
+  return undefined
+}
+
+/**
+ * A manual punch (a correction) is taken only where it is expected, with its reason; a reason on
+ * any other punch is refused rather than dropped.
+ */
+export function manualPunchError(input: PunchInput, manual: boolean): AppError | undefined {
+  const isManual = input.source === 'manual'
+  const field = (pointer: string, message: string) =>
+    new AppError('validation_failed', message, { errors: [{ in: 'body', pointer, message }] })
+  if (isManual && !manual)
+    return field(
+      '#/source',
+      'a manual punch is a correction: send it alone to POST /attendance/punches, with a reason',
+    )
+  if (manual && !isManual) return field('#/source', 'a correction has source manual')
+  if (isManual && (input.reason == null || input.reason.trim() === ''))
+    return field('#/reason', 'a manual punch needs a reason')
+  if (!isManual && input.reason != null) return field('#/reason', 'only a manual punch has a reason')
+  return undefined
 }
 
 /** Adds each follower's outcome (a duplicate of what its first became, or the same rejection), in index order. */

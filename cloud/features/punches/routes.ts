@@ -10,7 +10,10 @@ import {
   PunchSchema,
 } from '../../../shared/punch.js'
 import { AppError } from '../../app-error.js'
+import { publicActor } from '../../auth/public-actor.js'
+import { insufficientScope } from '../../http/challenge-error.js'
 import { declareRoute } from '../../http/declare-route.js'
+import type { CorrectionService } from '../attendance/correction-service.js'
 import type { IdempotencyKeyUse } from '../idempotency/service.js'
 import type { PunchService } from './service.js'
 
@@ -67,24 +70,36 @@ async function idempotently<T>(
   return body
 }
 
-export const punchRoutes: FastifyPluginAsyncTypebox<{ service: PunchService }> = async (app, { service }) => {
+export const punchRoutes: FastifyPluginAsyncTypebox<{
+  service: PunchService
+  corrections: CorrectionService
+}> = async (app, { service, corrections }) => {
   declareRoute(app, {
     method: 'POST',
     url: '/attendance/punches',
     config: { scope: 'attendance:write' },
     tags: ['Attendance'],
-    summary: 'Record one IN or OUT punch',
+    summary: 'Record one IN or OUT punch, or add a manual one (a correction)',
     description:
       'Stores the punch in the raw punch log. A punch whose externalId is already stored, or a retry with ' +
-      'the same Idempotency-Key, returns the original punch with `Idempotent-Replayed: true`.',
+      'the same Idempotency-Key, returns the original punch with `Idempotent-Replayed: true`. With `source: manual` ' +
+      'and a `reason` it is a correction: it needs attendance:admin too, and is audited.',
     headers: IdempotencyHeadersSchema,
     body: PunchInputSchema,
     status: 201,
     response: PunchSchema,
     handle: async (request, reply) => {
-      const body = await idempotently(request, reply, (key) =>
-        service.record(request.auth.tenant, request.body, key),
-      )
+      const body = await idempotently(request, reply, (key) => {
+        if (request.body.source !== 'manual') return service.record(request.auth.tenant, request.body, key)
+        // A manual punch is a correction (docs/decisions/0085-attendance-days-are-a-pure-function.md):
+        // it needs the scope to correct attendance, is audited, and is replayed by its externalId.
+        if (!request.auth.credential.scopes.includes('attendance:admin'))
+          throw insufficientScope(
+            'attendance:admin',
+            'A manual punch (source manual) needs the scope attendance:admin.',
+          )
+        return corrections.addManualPunch(request.auth.tenant, request.body, publicActor(request), key)
+      })
       reply.header('location', `${request.routeOptions.url}/${body.id}`)
       return body
     },

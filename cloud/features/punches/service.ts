@@ -1,6 +1,7 @@
 import { EMPLOYEE_CODE_PATTERN } from '../../../shared/employee.js'
 import { isId } from '../../../shared/ids.js'
 import { DEFAULT_PAGE_LIMIT } from '../../../shared/pagination.js'
+import { answeredCode } from '../../../shared/problem.js'
 import {
   type Punch,
   type PunchBatchResponse,
@@ -13,16 +14,14 @@ import { AppError, toProblem } from '../../app-error.js'
 import type { TenantContext } from '../../auth/tenant-context.js'
 import { assertSameFilter, decodeCursor, readPage } from '../../cursor.js'
 import type { UnitOfWork } from '../../db/unit-of-work.js'
+import type { CloudMetrics } from '../../metrics/cloud-metrics.js'
 import { compileCheck } from '../../validation.js'
-import {
-  type IdempotencyKeyUse,
-  IdempotencyRace,
-  type IdempotencyService,
-  type StoredResponse,
-} from '../idempotency/service.js'
+import type { AttendanceQueue } from '../attendance/attendance-queue.js'
+import type { IdempotencyKeyUse, IdempotencyService, Replayable } from '../idempotency/service.js'
 import type { IdempotencyStore } from '../idempotency/store.js'
 import type { WebhookOutbox } from '../webhooks/outbox.js'
 import { type IngestInput, type IngestStores, ingestPunches, type Outcome, toPunch } from './ingest.js'
+import { insertNewPunch } from './insert-new-punch.js'
 import type { PunchStore } from './store.js'
 
 /** The stores punches use. */
@@ -35,15 +34,6 @@ export interface PunchPage {
   data: Punch[]
   nextCursor: string | null
 }
-
-export interface Replayable<T> {
-  body: T
-  /** True when this is a response given before (same Idempotency-Key, or a stored externalId). */
-  replayed: boolean
-}
-
-/** Stores the response in the transaction whose stores these are. */
-type RecordResponse = (stores: PunchStores, response: StoredResponse) => Promise<void>
 
 const checkPunch = compileCheck<PunchInput>(PunchInputSchema)
 
@@ -83,8 +73,11 @@ export class PunchService {
     private readonly deps: {
       stores: UnitOfWork<PunchStores>
       outbox: WebhookOutbox
+      attendance: AttendanceQueue
       idempotency: IdempotencyService
       now: () => number
+      /** Told the outcome of every punch (the operators' metrics). */
+      metrics?: Pick<CloudMetrics, 'punch'> | undefined
     },
   ) {}
 
@@ -94,17 +87,33 @@ export class PunchService {
     input: PunchInput,
     idempotencyKey?: IdempotencyKeyUse,
   ): Promise<Replayable<Punch>> {
+    try {
+      const recorded = await this.recordOne(tenant, input, idempotencyKey)
+      this.deps.metrics?.punch(recorded.replayed ? 'duplicate' : 'created')
+      return recorded
+    } catch (err) {
+      // Counted under the code the client was answered with, as a batch's are.
+      if (err instanceof AppError) this.deps.metrics?.punch('rejected', answeredCode(err.code))
+      throw err
+    }
+  }
+
+  private async recordOne(
+    tenant: TenantContext,
+    input: PunchInput,
+    idempotencyKey?: IdempotencyKeyUse,
+  ): Promise<Replayable<Punch>> {
+    const now = this.deps.now()
+    // Without a key there is no response to record with the punch: a new punch can be stored in
+    // one statement. Whatever that does not store, the full path below answers.
+    if (!idempotencyKey) {
+      const created = await insertNewPunch(this.deps, tenant, now, input)
+      if (created?.status === 'created') return { body: created.punch, replayed: false }
+    }
     const keyed = { key: idempotencyKey, operation: 'POST /attendance/punches', body: input }
-    return this.withIdempotency<Punch>(tenant.id, keyed, async (recordResponse) => {
-      const [outcome] = await ingestPunches(
-        this.deps,
-        tenant,
-        this.deps.now(),
-        [{ index: 0, input }],
-        (s, o) =>
-          o[0]?.status === 'created'
-            ? recordResponse(s, { status: 201, body: o[0].punch })
-            : Promise.resolve(),
+    return this.deps.idempotency.once<Punch, PunchStores>(tenant.id, keyed, async (recordResponse) => {
+      const [outcome] = await ingestPunches(this.deps, tenant, now, [{ index: 0, input }], (s, o) =>
+        o[0]?.status === 'created' ? recordResponse(s, { status: 201, body: o[0].punch }) : Promise.resolve(),
       )
       if (!outcome) throw new Error('ingest returned no outcome')
       if (outcome.status === 'rejected') throw outcome.error
@@ -118,30 +127,51 @@ export class PunchService {
     items: readonly unknown[],
     idempotencyKey?: IdempotencyKeyUse,
   ): Promise<Replayable<PunchBatchResponse>> {
+    const recorded = await this.recordMany(tenant, items, idempotencyKey)
+    const { metrics } = this.deps
+    if (metrics) {
+      for (const result of recorded.body.results) {
+        if (recorded.replayed) metrics.punch('duplicate')
+        else if (result.status === 'rejected') metrics.punch('rejected', result.problem?.code)
+        else metrics.punch(result.status)
+      }
+    }
+    return recorded
+  }
+
+  private async recordMany(
+    tenant: TenantContext,
+    items: readonly unknown[],
+    idempotencyKey?: IdempotencyKeyUse,
+  ): Promise<Replayable<PunchBatchResponse>> {
     const keyed = { key: idempotencyKey, operation: 'POST /attendance/punches/batch', body: items }
-    return this.withIdempotency<PunchBatchResponse>(tenant.id, keyed, async (recordResponse) => {
-      const valid: IngestInput[] = []
-      const invalid: Outcome[] = []
-      items.forEach((item, index) => {
-        const checked = checkPunch(item, `/punches/${index}`)
-        if (checked.ok) valid.push({ index, input: checked.value })
-        else {
-          const error = new AppError('validation_failed', 'This punch is not valid; see errors.', {
-            errors: checked.errors,
-          })
-          invalid.push({ index, status: 'rejected', error })
-        }
-      })
-      const merge = (outcomes: Outcome[]) =>
-        batchResponse(
-          items.length,
-          [...outcomes, ...invalid].sort((a, b) => a.index - b.index),
+    return this.deps.idempotency.once<PunchBatchResponse, PunchStores>(
+      tenant.id,
+      keyed,
+      async (recordResponse) => {
+        const valid: IngestInput[] = []
+        const invalid: Outcome[] = []
+        items.forEach((item, index) => {
+          const checked = checkPunch(item, `/punches/${index}`)
+          if (checked.ok) valid.push({ index, input: checked.value })
+          else {
+            const error = new AppError('validation_failed', 'This punch is not valid; see errors.', {
+              errors: checked.errors,
+            })
+            invalid.push({ index, status: 'rejected', error })
+          }
+        })
+        const merge = (outcomes: Outcome[]) =>
+          batchResponse(
+            items.length,
+            [...outcomes, ...invalid].sort((a, b) => a.index - b.index),
+          )
+        const outcomes = await ingestPunches(this.deps, tenant, this.deps.now(), valid, (s, o) =>
+          recordResponse(s, { status: 200, body: merge(o) }),
         )
-      const outcomes = await ingestPunches(this.deps, tenant, this.deps.now(), valid, (s, o) =>
-        recordResponse(s, { status: 200, body: merge(o) }),
-      )
-      return { body: merge(outcomes), replayed: false }
-    })
+        return { body: merge(outcomes), replayed: false }
+      },
+    )
   }
 
   async get(tenant: TenantContext, punchId: string): Promise<Punch> {
@@ -169,34 +199,5 @@ export class PunchService {
       (last) => ({ e: employeeCode, f: from, t: to, k: [last.punched_at, last.id] }),
     )
     return { data: rows.map((r) => toPunch(r, tenant.timeZone)), nextCursor }
-  }
-
-  /**
-   * Runs `work` under an Idempotency-Key, if one is given, for this operation and body: a stored
-   * response is replayed; else `work` runs and records its response in its own transaction. If a
-   * concurrent request with the same key commits first, this one's transaction rolls back and the
-   * winner's response is replayed instead.
-   */
-  private async withIdempotency<T>(
-    tenantId: string,
-    { key, operation, body }: { key: IdempotencyKeyUse | undefined; operation: string; body: unknown },
-    work: (recordResponse: RecordResponse) => Promise<Replayable<T>>,
-  ): Promise<Replayable<T>> {
-    const idempotency = this.deps.idempotency
-    if (!key) return work(async () => {})
-    const request = idempotency.request(key, operation, body)
-    const recordResponse: RecordResponse = (s, response) =>
-      idempotency.record(s.idempotency, tenantId, request, response)
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const prior = await idempotency.replay(tenantId, request)
-      if (prior) return { body: prior.body as T, replayed: true }
-      await idempotency.assertRoom(tenantId, request)
-      try {
-        return await work(recordResponse)
-      } catch (err) {
-        if (!(err instanceof IdempotencyRace)) throw err
-      }
-    }
-    throw new Error('idempotency key still contended after a retry')
   }
 }

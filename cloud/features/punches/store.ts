@@ -1,5 +1,7 @@
+import { PostgresAdapter, sql } from 'kysely'
 import type { Executor } from '../../db/executor.js'
-import type { PunchesTable } from '../../db/schema.js'
+import { PREPARED_MARK } from '../../db/named-statements.js'
+import type { AttendanceDirtyTable, PunchesTable, WebhookEventsTable } from '../../db/schema.js'
 
 export type PunchRow = PunchesTable
 
@@ -47,6 +49,7 @@ export class PunchStore {
    * skipped, not an error. Returns the ids actually inserted.
    */
   async insertMany(tenantId: string, rows: readonly Omit<PunchRow, 'tenant_id'>[]): Promise<Set<string>> {
+    if (this.db.getExecutor().adapter instanceof PostgresAdapter) return this.insertUnnested(tenantId, rows)
     const inserted = new Set<string>()
     for (let i = 0; i < rows.length; i += CHUNK) {
       const result = await this.db
@@ -60,6 +63,91 @@ export class PunchStore {
     return inserted
   }
 
+  /**
+   * PostgreSQL: the rows go in as one array per column, unnested into one INSERT. A multi-row VALUES
+   * list sends 11 parameters a punch (5,500 for a batch of 500), each bound and type-checked
+   * alone; eleven arrays cost PostgreSQL and the driver far less, and the statement's text is the
+   * same whatever the batch size. The statement is not given a name: its best plan depends on the
+   * arrays' length, and a generic plan for one length is slow for another.
+   */
+  private async insertUnnested(
+    tenantId: string,
+    rows: readonly Omit<PunchRow, 'tenant_id'>[],
+  ): Promise<Set<string>> {
+    if (rows.length === 0) return new Set()
+    const column = <K extends keyof Omit<PunchRow, 'tenant_id'>>(key: K) => rows.map((r) => r[key])
+    const result = await sql<{ id: string }>`
+      insert into punches (id, tenant_id, employee_id, employee_code, punch_type, punched_at,
+        received_at, device_id, source, external_id, fingerprint)
+      select r.id, ${tenantId}, r.employee_id, r.employee_code, r.punch_type, r.punched_at,
+        r.received_at, r.device_id, r.source, r.external_id, r.fingerprint
+      from unnest(${column('id')}::text[], ${column('employee_id')}::text[],
+        ${column('employee_code')}::text[], ${column('punch_type')}::text[],
+        ${column('punched_at')}::bigint[], ${column('received_at')}::bigint[],
+        ${column('device_id')}::text[], ${column('source')}::text[], ${column('external_id')}::text[],
+        ${column('fingerprint')}::text[])
+        as r(id, employee_id, employee_code, punch_type, punched_at, received_at, device_id, source,
+          external_id, fingerprint)
+      on conflict (tenant_id, external_id) do nothing
+      returning id`.execute(this.db)
+    return new Set(result.rows.map((r) => r.id))
+  }
+
+  /**
+   * PostgreSQL only (undefined on SQLite, whose transactions cost no round trips): one new punch,
+   * its outbox event and the day it touches, written by one statement, prepared once per connection,
+   * so one round trip and one commit (a statement commits alone, and is atomic: all three rows or
+   * none). The punch is written only if its employee is active and its externalId is not stored
+   * yet; otherwise nothing is, and the answer is false: the caller's full path then says why (a
+   * retry, a reused externalId, an employee not found or not active). The employee is read in the
+   * statement, scoped to the tenant like every part of it
+   * (docs/decisions/0090-postgresql-hot-paths-in-one-statement.md).
+   */
+  /** Whether `insertNew` applies here (PostgreSQL): asked first, so SQLite builds nothing for it. */
+  insertsInOneStatement(): boolean {
+    return this.db.getExecutor().adapter instanceof PostgresAdapter
+  }
+
+  async insertNew(
+    tenantId: string,
+    row: Omit<PunchRow, 'tenant_id' | 'employee_id'>,
+    event: WebhookEventsTable,
+    day: Omit<AttendanceDirtyTable, 'tenant_id'> | undefined,
+  ): Promise<boolean | undefined> {
+    if (!this.insertsInOneStatement()) return undefined
+    // Parameters in a SELECT list have no type of their own: the casts give them the columns'.
+    const queueDay = day
+      ? sql`, day as (
+          insert into attendance_dirty (tenant_id, employee_code, local_date, queued_at)
+          select ${tenantId}, ${day.employee_code}, ${day.local_date}, ${day.queued_at}::bigint from punch
+          on conflict (tenant_id, employee_code, local_date) do update set queued_at = excluded.queued_at
+        )`
+      : sql``
+    const result = await sql<{ inserted: number }>`${sql.raw(PREPARED_MARK)}
+      with employee as (
+        select id from employees
+        where tenant_id = ${tenantId} and employee_code = ${row.employee_code} and status = 'ACTIVE'
+      ), punch as (
+        insert into punches (id, tenant_id, employee_id, employee_code, punch_type, punched_at,
+          received_at, device_id, source, external_id, fingerprint)
+        select ${row.id}, ${tenantId}, employee.id, ${row.employee_code}, ${row.punch_type},
+          ${row.punched_at}::bigint, ${row.received_at}::bigint, ${row.device_id}::text,
+          ${row.source}::text, ${row.external_id}::text, ${row.fingerprint}
+        from employee
+        on conflict (tenant_id, external_id) do nothing
+        returning id
+      ), event as (
+        insert into webhook_events (id, tenant_id, type, body, body_bytes, body_sha256, endpoint_id,
+          created_at, fanned_out)
+        select ${event.id}, ${tenantId}, ${event.type}, ${event.body}, ${event.body_bytes}::integer,
+          ${event.body_sha256}, ${event.endpoint_id}::text, ${event.created_at}::bigint,
+          ${event.fanned_out}::integer
+        from punch
+      )${queueDay}
+      select count(*)::integer as inserted from punch`.execute(this.db)
+    return result.rows[0]?.inserted === 1
+  }
+
   async list(tenantId: string, filter: PunchListFilter): Promise<PunchRow[]> {
     let q = this.db.selectFrom('punches').selectAll().where('tenant_id', '=', tenantId)
     if (filter.employeeCode !== undefined) q = q.where('employee_code', '=', filter.employeeCode)
@@ -71,5 +159,27 @@ export class PunchStore {
       q = q.where((eb) => eb(eb.refTuple('punched_at', 'id'), '>', eb.tuple(after.punchedAt, after.id)))
     else if (filter.from !== undefined) q = q.where('punched_at', '>=', filter.from)
     return q.orderBy('punched_at').orderBy('id').limit(filter.limit).execute()
+  }
+
+  /**
+   * One employee's punches in [from, to) µs, in no order: what the attendance engine computes days
+   * from (it sorts them itself). No ORDER BY on purpose: with one, SQLite without statistics walks
+   * the tenant-wide time index (every punch of the tenant in the window) rather than the
+   * employee's, and a tenant-wide recompute grows with the square of the tenant's size.
+   */
+  forEmployee(
+    tenantId: string,
+    employeeCode: string,
+    from: number,
+    to: number,
+  ): Promise<Pick<PunchRow, 'id' | 'punch_type' | 'punched_at'>[]> {
+    return this.db
+      .selectFrom('punches')
+      .select(['id', 'punch_type', 'punched_at'])
+      .where('tenant_id', '=', tenantId)
+      .where('employee_code', '=', employeeCode)
+      .where('punched_at', '>=', from)
+      .where('punched_at', '<', to)
+      .execute()
   }
 }

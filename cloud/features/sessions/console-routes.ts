@@ -8,6 +8,7 @@ import {
 } from '../../../shared/console-auth.js'
 import { problemStatus } from '../../../shared/problem.js'
 import { AppError } from '../../app-error.js'
+import { bindRequestLog } from '../../http/bind-request-log.js'
 import { ChallengeError } from '../../http/challenge-error.js'
 import { type RateLimitSettings, registerRateLimit } from '../../http/rate-limit.js'
 import {
@@ -61,7 +62,7 @@ export const consoleSessionRoutes: FastifyPluginAsyncTypebox<ConsoleSessionRoute
   // Before the body is read, like every other authentication here: a stranger's body costs nothing.
   const signedIn = async (request: FastifyRequest, reply: FastifyReply) => {
     request.consoleSession = await requireSession(request, reply, { sessions, origin })
-    request.log = request.log.child({
+    request.log = bindRequestLog(request.log, {
       tenantId: request.consoleSession.tenant.id,
       actor: request.consoleSession.context.actor.name,
     })

@@ -33,4 +33,9 @@ export class TenantStore {
       .executeTakeFirstOrThrow()
     return row.last_change_us - count + 1
   }
+
+  /** Every tenant's id and zone, for work done per tenant in the background. */
+  listZones(): Promise<Pick<TenantsTable, 'id' | 'time_zone'>[]> {
+    return this.db.selectFrom('tenants').select(['id', 'time_zone']).orderBy('id').execute()
+  }
 }

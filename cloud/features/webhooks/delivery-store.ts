@@ -1,4 +1,6 @@
+import { PostgresAdapter, sql } from 'kysely'
 import type { Executor } from '../../db/executor.js'
+import { PREPARED_MARK } from '../../db/named-statements.js'
 import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEventsTable } from '../../db/schema.js'
 import { stampedUpdate } from '../../db/stamped-update.js'
 
@@ -152,6 +154,81 @@ export class DeliveryStore {
       .insertInto('webhook_attempts')
       .values({ ...row, tenant_id: tenantId })
       .execute()
+  }
+
+  /**
+   * PostgreSQL only (undefined on SQLite, whose transactions cost no round trips): a successful
+   * attempt written by one statement, which commits alone and all at once, as the recorder's
+   * transaction would: the delivery succeeded (only while `lease` is still its claim), its attempt
+   * logged, and the endpoint no longer failing. Answers whether the claim held, and the endpoint's
+   * status (null once deleted), which says whether its run may go on.
+   */
+  async recordSuccess(
+    delivery: Pick<DeliveryRow, 'tenant_id' | 'id' | 'endpoint_id'>,
+    lease: number,
+    attempt: Omit<AttemptRow, 'tenant_id' | 'delivery_id'>,
+    at: number,
+  ): Promise<{ owned: boolean; endpointStatus: string | null } | undefined> {
+    if (!(this.db.getExecutor().adapter instanceof PostgresAdapter)) return undefined
+    const { tenant_id: tenantId, id, endpoint_id: endpointId } = delivery
+    // Parameters in a SELECT list have no type of their own: the casts give them the columns'.
+    const result = await sql<{ owned: number; endpoint_status: string | null }>`${sql.raw(PREPARED_MARK)}
+      with owned as (
+        update webhook_deliveries
+        set status = 'succeeded', attempts = ${attempt.number}, last_attempt_at = ${at},
+          claimed_until = null, next_trigger = 'automatic', next_attempt_at = null, updated_at = ${at}
+        where tenant_id = ${tenantId} and id = ${id} and claimed_until = ${lease}
+        returning id
+      ), logged as (
+        insert into webhook_attempts (id, tenant_id, delivery_id, number, trigger, started_at,
+          duration_ms, response_status, response_body, error)
+        select ${attempt.id}, ${tenantId}, owned.id, ${attempt.number}::integer, ${attempt.trigger},
+          ${attempt.started_at}::bigint, ${attempt.duration_ms}::integer,
+          ${attempt.response_status}::integer, ${attempt.response_body}::text, ${attempt.error}::text
+        from owned
+      ), healed as (
+        update webhook_endpoints set failing_since = null, updated_at = ${at}
+        where tenant_id = ${tenantId} and id = ${endpointId} and failing_since is not null
+          and deleted_at is null and exists (select 1 from owned)
+      )
+      select (select count(*) from owned)::integer as owned,
+        (select status from webhook_endpoints
+          where tenant_id = ${tenantId} and id = ${endpointId} and deleted_at is null) as endpoint_status
+    `.execute(this.db)
+    const row = result.rows[0]
+    return { owned: row?.owned === 1, endpointStatus: row?.endpoint_status ?? null }
+  }
+
+  /**
+   * Since when (µs) the dispatchers have owed work, across tenants, or null if they owe none: the
+   * oldest event not yet fanned out into deliveries, or the earliest due time of a delivery to an
+   * active endpoint that is due by `now` (a first attempt is due from its event's time). For the
+   * operators' metrics, which never name a tenant. A delivery waiting out a retry's backoff, or for a
+   * paused, disabled or deleted endpoint, is not owed: it waits by design, and counting it would let
+   * one tenant's receiver hold the figure up for days. Each query reads an index in order and stops
+   * at its first row, whatever the size of the tables.
+   */
+  async owedSince(now: number): Promise<number | null> {
+    const event = await this.db
+      .selectFrom('webhook_events')
+      .select('created_at')
+      .where('fanned_out', '=', 0)
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirst()
+    const delivery = await this.db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+      .select('d.next_attempt_at')
+      .where('d.status', 'in', ['pending', 'failed'])
+      .where('d.next_attempt_at', '<=', now)
+      .where('e.status', '=', 'active')
+      .where('e.deleted_at', 'is', null)
+      .orderBy('d.next_attempt_at')
+      .limit(1)
+      .executeTakeFirst()
+    const times = [event?.created_at, delivery?.next_attempt_at].filter((t) => t != null).map(Number)
+    return times.length === 0 ? null : Math.min(...times)
   }
 
   /** Changes a delivery; false if no row was changed (with `claimedUntil`: the claim had passed). */

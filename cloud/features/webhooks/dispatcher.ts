@@ -2,6 +2,7 @@ import PQueue from 'p-queue'
 import type { LogFn } from 'pino'
 import type { SecretBox } from '../../db/secret-box.js'
 import type { UnitOfWork } from '../../db/unit-of-work.js'
+import type { CloudMetrics } from '../../metrics/cloud-metrics.js'
 import type { WebhookSettings } from '../../settings/webhook-settings.js'
 import type { AuditService } from '../audit/service.js'
 import type { AuditStore } from '../audit/store.js'
@@ -44,6 +45,8 @@ export interface DispatcherOptions {
   durable?: () => Promise<void>
   settings: WebhookSettings
   log: { error: LogFn; warn: LogFn; debug: LogFn }
+  /** Told the outcome of every attempt (the operators' metrics). */
+  metrics?: Pick<CloudMetrics, 'attempt'> | undefined
   now: () => number
   random?: () => number
 }
@@ -236,10 +239,15 @@ export class WebhookDispatcher {
   private async attemptRun(run: readonly ClaimedDelivery[]): Promise<void> {
     let next = 0
     try {
+      const first = run[0]?.delivery
+      // A run is one endpoint's, and lasts seconds: its signing secrets are read and opened once.
+      // A secret rotated meanwhile signs the endpoint's next run; the one replaced stays live for
+      // the rotation's overlap, as receivers expect (Standard Webhooks, "Signature scheme").
+      const secrets = first ? await this.secretsOf(first) : []
       while (next < run.length && this.running) {
         const due = run[next] as ClaimedDelivery
         next++
-        const carryOn = await this.attempt(due)
+        const carryOn = await this.attempt(due, secrets)
         if (!carryOn) break
       }
     } finally {
@@ -259,11 +267,21 @@ export class WebhookDispatcher {
   }
 
   /** Sends one claimed delivery and records the outcome; true if the run may go on. */
-  private async attempt({ delivery, url, body, lease }: ClaimedDelivery): Promise<boolean> {
+  private async secretsOf(delivery: DeliveryRow): Promise<string[]> {
+    const { tenant_id: tenantId, endpoint_id: endpointId } = delivery
+    const live = await this.options.stores.read.endpoints.liveSecrets(
+      tenantId,
+      endpointId,
+      this.options.now(),
+    )
+    return live.map((s) => this.options.secretBox().open(s.sealed_secret, secretContext(endpointId)))
+  }
+
+  private async attempt(
+    { delivery, url, body, lease }: ClaimedDelivery,
+    secrets: string[],
+  ): Promise<boolean> {
     const { now } = this.options
-    const secrets = (
-      await this.options.stores.read.endpoints.liveSecrets(delivery.tenant_id, delivery.endpoint_id, now())
-    ).map((s) => this.options.secretBox().open(s.sealed_secret, secretContext(delivery.endpoint_id)))
     const startedAt = now()
     const abort = new AbortController()
     this.aborts.add(abort)
@@ -279,6 +297,7 @@ export class WebhookDispatcher {
     }
     const outcome = await this.recorder.record(delivery, lease, result, startedAt, now())
     if (!outcome.recorded) {
+      this.options.metrics?.attempt('lost_claim')
       this.options.log.warn(
         { deliveryId: delivery.id, endpointId: delivery.endpoint_id, status: result.status },
         'webhook attempt outlived its claim; another dispatcher owns the delivery, outcome not recorded',
@@ -286,6 +305,9 @@ export class WebhookDispatcher {
       return false
     }
     const succeeded = result.status !== null && result.status >= 200 && result.status < 300
+    this.options.metrics?.attempt(
+      succeeded ? 'succeeded' : result.error === ADDRESS_NOT_ALLOWED ? 'refused_address' : 'failed',
+    )
     const logged = {
       tenantId: delivery.tenant_id,
       deliveryId: delivery.id,

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { CoalescedCall } from '../../../shared/coalesced-call.js'
 import { newId } from '../../../shared/ids.js'
 import { formatServerTime } from '../../../shared/time.js'
 import type { WebhookEventData, WebhookEventType } from '../../../shared/webhook-events.js'
@@ -11,6 +12,13 @@ export interface EmittedEvent<T extends WebhookEventType = WebhookEventType> {
 }
 
 /**
+ * Under load commits come hundreds a second, and a dispatcher round for each would take the CPU that
+ * ingestion needs: the dispatcher is woken at most once in this many ms (the first commit after a
+ * quiet spell at once), which is also the most a committed event waits for it.
+ */
+const WAKE_GAP_MS = 50
+
+/**
  * The transactional outbox of webhook events (docs/decisions/0020-webhook-outbox.md): an event is a row
  * written in the same transaction as the change it reports, so none is lost when the process dies after the
  * change, and none is sent for a change that rolled back. The dispatcher fans events out to endpoints.
@@ -18,6 +26,7 @@ export interface EmittedEvent<T extends WebhookEventType = WebhookEventType> {
  */
 export class WebhookOutbox {
   private wakeDispatcher: () => void = () => {}
+  private readonly wake = new CoalescedCall(() => this.wakeDispatcher(), WAKE_GAP_MS)
 
   constructor(private readonly now: () => number) {}
 
@@ -34,9 +43,23 @@ export class WebhookOutbox {
     options: { endpointId?: string } = {},
   ): Promise<string[]> {
     if (events.length === 0) return []
+    const rows = this.rows(tenantId, events, options)
+    await store.insertEvents(rows)
+    return rows.map((r) => r.id)
+  }
+
+  /**
+   * The rows `emit` writes, for a caller that writes them itself in one statement with the change
+   * (the single-punch path on PostgreSQL); it must call `committed` after, as with `emit`.
+   */
+  rows(
+    tenantId: string,
+    events: readonly EmittedEvent[],
+    options: { endpointId?: string } = {},
+  ): WebhookEventsTable[] {
     const now = this.now()
     const timestamp = formatServerTime(now)
-    const rows = events.map((event): WebhookEventsTable => {
+    return events.map((event): WebhookEventsTable => {
       const body = JSON.stringify({ type: event.type, timestamp, data: event.data })
       return {
         id: newId('webhookEvent', Math.floor(now / 1000)),
@@ -50,12 +73,10 @@ export class WebhookOutbox {
         fanned_out: 0,
       }
     })
-    await store.insertEvents(rows)
-    return rows.map((r) => r.id)
   }
 
   /** Call after the transaction that emitted events has committed: the dispatcher looks at once. */
   committed(): void {
-    this.wakeDispatcher()
+    this.wake.request()
   }
 }

@@ -94,7 +94,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
   describe.skipIf(skipReason !== undefined)(
     `demo seed [${kind}]${skipReason ? ` (skipped: ${skipReason})` : ''}`,
     () => {
-      it('makes the tenant, its owner, 8 employees, the agent app and an API key, saving after each step', async () => {
+      it('makes the tenant, its owner, 8 employees, a shift for everyone, the agent app and an API key, saving after each step', async () => {
         await withCloud(kind, async (cloud) => {
           const file = new CredentialsFile()
           const result = await seed(cloud, file)
@@ -102,7 +102,15 @@ for (const kind of ['sqlite', 'postgres'] as const) {
           expect(credentials.tenant.name).toBe(DEMO_TENANT_NAME)
           expect(credentials.owner.email).toBe(DEMO_OWNER_EMAIL)
           expect(result.owner).toEqual({ kind: 'one-time', password: credentials.owner.oneTimePassword })
-          expect(result.done).toHaveLength(4)
+          expect(result.done).toHaveLength(5)
+          expect(result.done).toContain('shift GEN assigned to everyone')
+          const tenantId = credentials.tenant.id
+          expect((await cloud.services.attendanceConfig.listShifts(tenantId)).data).toMatchObject([
+            { code: 'GEN', start: '09:00', end: '18:00', unpaidBreakMinutes: 60 },
+          ])
+          expect((await cloud.services.attendanceConfig.listAssignments(tenantId)).data).toMatchObject([
+            { employeeCode: null, group: null, shiftCode: 'GEN' },
+          ])
           expect(file.saved).toEqual(credentials)
           // Tenant, then app, then key: each secret is on disk before the next step can fail.
           expect(file.saves).toBe(3)
@@ -110,7 +118,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
           const apiKey = await cloud.services.apiKeys.get(credentials.tenant.id, credentials.apiKey.id)
           expect(apiKey).toMatchObject({
             name: 'Demo HR backend',
-            scopes: ['employees:read', 'attendance:read', 'attendance:write'],
+            scopes: ['employees:read', 'attendance:read', 'attendance:write', 'attendance:admin'],
             status: 'active',
           })
           const app = await cloud.services.oauthApps.get(credentials.tenant.id, credentials.agent.appId)

@@ -9,7 +9,7 @@
 import type { LightMyRequestResponse } from 'fastify'
 import { beforeAll, expect, it } from 'vitest'
 import type { RouteRecord } from '../../../cloud/plugins/route-table.js'
-import { bearer, describeEachDatabase } from '../../support/cloud-harness.js'
+import { bearer, describeEachDatabase, type TestCloud } from '../../support/cloud-harness.js'
 import { someAddress } from '../features/sessions/session-kit.js'
 import { type OpenApiDocument, openApiOf, operationOf, queryParameters } from './openapi-walk.js'
 import {
@@ -24,17 +24,21 @@ import {
   type Family,
   familyOf,
   fillPath,
-  isObjectParam,
+  finishRecomputeJobs,
   OAUTH,
   OBJECT_PARAMS,
+  objectParamOf,
+  objectValues,
   ownRequest,
   PUBLIC,
   pathParams,
   plan,
+  REQUIRED_QUERIES,
   routeKey,
   send,
   type TenantFixture,
   WILDCARDS,
+  withQuery,
 } from './security-kit.js'
 import { leakedMarkers, markersOf, type TenantRows, tenantRows } from './tenant-rows.js'
 
@@ -42,7 +46,14 @@ const ROUTES = await appRouteTable()
 
 /** Public API and console API routes without an object in their path: what B's attempt is. */
 type Paramless =
-  | { kind: 'list' }
+  | {
+      kind: 'list'
+      /**
+       * The problem a query naming an object B does not have (one of A's) is answered with, when
+       * it is not an empty list: it must be B's answer for a value that names nothing anywhere.
+       */
+      unknownReference?: { status: number; code: string }
+    }
   | {
       kind: 'create'
       /** B's body; by default the kit's valid body for B. */
@@ -51,6 +62,8 @@ type Paramless =
       expect?: (res: LightMyRequestResponse, label: string) => void
       /** Values of A's that B now has too, of its own (an employee code): no longer a sign of A's data. */
       shared?: (a: TenantFixture) => string[]
+      /** Done before each of B's requests. */
+      prepare?: (cloud: TestCloud) => Promise<void>
     }
 
 const LIST: Paramless = { kind: 'list' }
@@ -100,6 +113,74 @@ const PARAMLESS: Record<string, Paramless> = {
   [`POST ${CONSOLE}/users`]: CREATE,
 }
 
+/** Attendance, the same in both APIs: B's attempts at A's days, shifts, corrections and jobs. */
+for (const api of [PUBLIC, CONSOLE]) {
+  const A = `${api}/attendance`
+  const entries: Record<string, Paramless> = {
+    [`GET ${A}/days`]: LIST,
+    [`GET ${A}/days.csv`]: LIST,
+    // Totals of A's employee for B: no such employee in B, as for a code no tenant has.
+    [`GET ${A}/summaries`]: {
+      kind: 'list',
+      unknownReference: { status: 404, code: 'employee_not_found' },
+    },
+    [`GET ${A}/corrections`]: LIST,
+    [`GET ${A}/shifts`]: LIST,
+    [`POST ${A}/shifts`]: CREATE,
+    [`GET ${A}/policies`]: LIST,
+    [`POST ${A}/policies`]: CREATE,
+    [`GET ${A}/assignments`]: LIST,
+    // A's shift assigned by B: no such shift in B.
+    [`POST ${A}/assignments`]: {
+      kind: 'create',
+      body: (a) => ({ json: { shiftCode: a.objects.shiftCode, effectiveFrom: a.dates.past } }),
+      expect: (res, label) => {
+        expect(res.statusCode, `${label}: ${res.body}`).toBe(404)
+        expect(codeOf(res), label).toBe('shift_not_found')
+      },
+    },
+    [`GET ${A}/holidays`]: LIST,
+    [`POST ${A}/holidays`]: CREATE,
+    // A recompute of A's employee over A's final days, by B: a job of B's, run to its end before
+    // the next, that finds no such employee in B (A's rows are compared at the end).
+    [`POST ${A}/recompute`]: {
+      kind: 'create',
+      body: (a) => ({
+        json: { from: a.dates.from, to: a.dates.to, employeeCodes: [a.objects.employeeCode] },
+      }),
+      expect: (res, label) => {
+        expect(res.statusCode, `${label}: ${res.body}`).toBe(202)
+        expect(res.json(), label).toMatchObject({ status: 'queued', employees: 1, employeesDone: 0 })
+      },
+      prepare: finishRecomputeJobs,
+    },
+    // B locks the period of A's final days: B's own days, never A's (compared at the end).
+    [`POST ${A}/lock`]: {
+      kind: 'create',
+      body: (a) => ({ json: { from: a.dates.past, to: a.dates.past } }),
+    },
+  }
+  Object.assign(PARAMLESS, entries)
+}
+// A manual punch for A's employee, by B: A's employee is not found in B's directory. (Not A's first
+// employee: B's import above made one of its own with that code.)
+PARAMLESS[`POST ${CONSOLE}/attendance/punches`] = {
+  kind: 'create',
+  body: (a) => ({
+    json: {
+      employeeCode: `${a.tag}-E2`,
+      punchType: 'IN',
+      punchedAt: `${a.dates.past}T10:00:00+05:30`,
+      source: 'manual',
+      reason: 'B at A',
+    },
+  }),
+  expect: (res, label) => {
+    expect(res.statusCode, `${label}: ${res.body}`).toBe(422)
+    expect(codeOf(res), label).toBe('employee_not_found')
+  },
+}
+
 /** HEAD is the twin of a GET, and is tried the same way. */
 const paramlessOf = (route: RouteRecord): Paramless | undefined =>
   PARAMLESS[routeKey(route)] ?? (route.method === 'HEAD' ? PARAMLESS[`GET ${route.url}`] : undefined)
@@ -128,6 +209,7 @@ const QUERY_FILTERS = new Set([
   'action',
   'targetType',
   'eventType',
+  'state',
 ])
 
 /** Families that hold no tenant's objects, and why: B's anonymous requests there must show none of A's. */
@@ -155,7 +237,7 @@ function classify(route: RouteRecord, spec: OpenApiDocument): string {
   const key = routeKey(route)
   if (family === 'public' || family === 'console') {
     const params = pathParams(route.url)
-    const unknown = params.filter((p) => !isObjectParam(p))
+    const unknown = params.filter((p) => !objectParamOf(route.url, p))
     if (unknown.length > 0) return `${key}: add :${unknown.join(', :')} to OBJECT_PARAMS`
     if (params.length === 0 && !paramlessOf(route)) return `${key}: add it to PARAMLESS`
     for (const q of queryParameters(operationOf(spec, route))) {
@@ -192,7 +274,8 @@ describeEachDatabase('OWASP API1: tenant B against tenant A on every route', (cl
         family === 'public'
           ? { kind: 'oauth_token', token: a.oauthToken }
           : { kind: 'admin_token', token: a.adminToken }
-      const res = await send(cloud, plan(route, `${route.url}?limit=1`, caller, undefined))
+      const url = withQuery(route.url, { ...REQUIRED_QUERIES[route.url]?.(a), limit: '1' })
+      const res = await send(cloud, plan(route, url, caller, undefined))
       expect(res.statusCode, `${routeKey(route)}: ${res.body}`).toBe(200)
       const cursor = res.json().nextCursor
       expect(cursor, `A needs two of what ${route.url} lists`).toEqual(expect.any(String))
@@ -224,11 +307,12 @@ describeEachDatabase('OWASP API1: tenant B against tenant A on every route', (cl
   })
 
   async function tryObjectRoute(route: RouteRecord, family: Family) {
-    const params = pathParams(route.url)
-    const values = Object.fromEntries(params.map((p) => [p, a.objects[p as keyof typeof OBJECT_PARAMS]]))
-    const codes = params.map((p) => OBJECT_PARAMS[p as keyof typeof OBJECT_PARAMS] as string)
+    const values = objectValues(route.url, a.objects)
+    const codes = pathParams(route.url).map(
+      (p) => OBJECT_PARAMS[objectParamOf(route.url, p) as keyof typeof OBJECT_PARAMS] as string,
+    )
     for (const caller of callersOf(family, b)) {
-      const planned = plan(route, fillPath(route.url, values), caller, bodyFor(route, b, cloud))
+      const planned = plan(route, fillPath(route.url, values), caller, bodyFor(route, b, cloud, values))
       const res = await send(cloud, planned)
       const label = `${routeKey(route)} by B's ${caller.kind}`
       expect(res.statusCode, `${label}: ${res.body}`).toBe(404)
@@ -237,25 +321,34 @@ describeEachDatabase('OWASP API1: tenant B against tenant A on every route', (cl
     }
   }
 
-  async function tryList(route: RouteRecord, family: Family) {
-    const queries = ['']
+  async function tryList(route: RouteRecord, family: Family, entry: Extract<Paramless, { kind: 'list' }>) {
+    // A's period, where a route requires one: where A's data would be, if B could see it.
+    const required = REQUIRED_QUERIES[route.url]?.(a) ?? {}
+    const queries: { name?: string; value?: string }[] = [{}]
     for (const q of queryParameters(operationOf(spec, route))) {
       const references = QUERY_REFERENCES[q.name]
-      if (references)
-        for (const value of references(a)) queries.push(`?${q.name}=${encodeURIComponent(value)}`)
+      if (references) for (const value of references(a)) queries.push({ name: q.name, value })
       if (q.name === 'cursor' && route.method === 'GET') {
-        queries.push(`?cursor=${cursorsOfA.get(route.url)}`)
+        queries.push({ name: 'cursor', value: cursorsOfA.get(route.url) })
       }
     }
-    for (const query of queries) {
+    for (const { name, value } of queries) {
+      const url = withQuery(route.url, name ? { ...required, [name]: value as string } : required)
       for (const caller of callersOf(family, b)) {
-        const planned = plan(route, `${route.url}${query}`, caller, undefined)
+        const planned = plan(route, url, caller, undefined)
         const res = await send(cloud, planned)
-        const label = `${routeKey(route)}${query} by B's ${caller.kind}`
+        const label = `${routeKey(route)} ${url.split('?')[1] ?? ''} by B's ${caller.kind}`
+        const unknown = entry.unknownReference
         // A's cursor may be refused as not B's; it must never show A's data.
-        if (query.startsWith('?cursor=') && res.statusCode === 400)
-          expect(codeOf(res), label).toBe('invalid_cursor')
-        else expect(res.statusCode, `${label}: ${res.body}`).toBe(200)
+        if (name === 'cursor' && res.statusCode === 400) expect(codeOf(res), label).toBe('invalid_cursor')
+        else if (name !== undefined && name !== 'cursor' && unknown && res.statusCode !== 200) {
+          expect(res.statusCode, `${label}: ${res.body}`).toBe(unknown.status)
+          if (route.method !== 'HEAD') expect(codeOf(res), label).toBe(unknown.code)
+          // Just as for a value that names nothing in any tenant: B learns nothing of A.
+          const nowhere = plan(route, withQuery(url, { [name]: 'NOWHERE-0' }), caller, undefined)
+          const control = await send(cloud, nowhere)
+          expect([control.statusCode, codeOf(control)], label).toEqual([res.statusCode, codeOf(res)])
+        } else expect(res.statusCode, `${label}: ${res.body}`).toBe(200)
         expectNoLeak(res, planned.sent, label)
       }
     }
@@ -267,6 +360,7 @@ describeEachDatabase('OWASP API1: tenant B against tenant A on every route', (cl
     entry: Extract<Paramless, { kind: 'create' }>,
   ) {
     for (const caller of callersOf(family, b)) {
+      await entry.prepare?.(cloud)
       const body = entry.body?.(a, b) ?? bodyFor(route, b, cloud)
       const planned = plan(route, route.url, caller, body)
       const res = await send(cloud, planned)
@@ -286,7 +380,7 @@ describeEachDatabase('OWASP API1: tenant B against tenant A on every route', (cl
       for (const route of routes) {
         const entry = paramlessOf(route)
         if (pathParams(route.url).length > 0) await tryObjectRoute(route, tried)
-        else if (entry?.kind === 'list') await tryList(route, tried)
+        else if (entry?.kind === 'list') await tryList(route, tried, entry)
         else if (entry?.kind === 'create') await tryCreate(route, tried, entry)
         else expect.fail(`${routeKey(route)} is not classified`)
       }
@@ -356,6 +450,8 @@ describeEachDatabase('OWASP API1: tenant B against tenant A on every route', (cl
   })
 
   it("leaves every one of A's rows as it was, and A's credentials working", async () => {
+    // B's recompute jobs, of A's employee over A's days, run to their end first.
+    await finishRecomputeJobs(cloud)
     expect(await tenantRows(cloud, a.id)).toEqual(before)
     // A's email with B's owner's password: no session of A's. A hears of it (its audit log), by design.
     const signIn = plan(

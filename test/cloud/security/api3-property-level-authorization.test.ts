@@ -32,6 +32,7 @@ import {
   routeKey,
   send,
   type TenantFixture,
+  withQuery,
 } from './security-kit.js'
 
 /** RFC 6749 §3.2: "The authorization server MUST ignore unrecognized request parameters." */
@@ -194,7 +195,7 @@ describeEachDatabase('OWASP API3: object properties', (cloud) => {
       const family = familyOf(route)
       for (const caller of callersOf(family, t)) {
         const planned = await ownRequest(cloud, route, t, caller)
-        planned.options.url = `${planned.options.url}?tenantId=${encodeURIComponent(t.id)}&id=x`
+        planned.options.url = withQuery(String(planned.options.url), { tenantId: t.id, id: 'x' })
         const res = await send(cloud, planned)
         const label = `${routeKey(route)} by ${caller.kind}`
         expect(res.statusCode, `${label}: ${res.body}`).toBe(400)

@@ -20,6 +20,7 @@ import {
   createTenantFixture,
   familyOf,
   ownRequest,
+  PUBLIC,
   routeKey,
   send,
   type TenantFixture,
@@ -84,6 +85,47 @@ describeEachDatabase('OWASP API5: scopes on every public route', (cloud) => {
     }
     expect(refused).toBeGreaterThanOrEqual(40)
   }, 180_000)
+
+  it('lets in a manual punch (a correction) only with attendance:write and attendance:admin, refusing every other set with 403 insufficient_scope', async () => {
+    let refused = 0
+    for (const scopes of SCOPE_SETS) {
+      for (const caller of [
+        await cloud.createApiKey(t.id, scopes),
+        await accessToken(cloud, t.client.clientId, t.client.clientSecret, scopes.join(' ')),
+      ]) {
+        const label = `manual punch [${scopes.join(' ')}]`
+        const before = await stateOf(cloud, t.id)
+        const res = await cloud.app.inject({
+          method: 'POST',
+          url: `${PUBLIC}/attendance/punches`,
+          headers: bearer(caller),
+          payload: {
+            employeeCode: t.objects.employeeCode,
+            punchType: 'IN',
+            punchedAt: `${t.dates.past}T11:00:00+05:30`,
+            source: 'manual',
+            reason: label,
+          },
+        })
+        if (scopes.includes('attendance:write') && scopes.includes('attendance:admin')) {
+          expect(res.statusCode, `${label}: ${res.body}`).toBe(201)
+          continue
+        }
+        expect(res.statusCode, `${label}: ${res.body}`).toBe(403)
+        expect(codeOf(res), label).toBe('insufficient_scope')
+        // RFC 6750 §3: the scope the request needs, which this credential lacks.
+        const needed = scopes.includes('attendance:write') ? 'attendance:admin' : 'attendance:write'
+        expect(res.headers['www-authenticate'], label).toBe(
+          `Bearer realm="hajri", error="insufficient_scope", scope="${needed}"`,
+        )
+        expect(await stateOf(cloud, t.id), `${label} changed something`).toEqual(before)
+        refused++
+      }
+    }
+    expect(refused).toBe(
+      2 * SCOPE_SETS.filter((s) => !s.includes('attendance:write') || !s.includes('attendance:admin')).length,
+    )
+  }, 120_000)
 })
 
 describeEachDatabase('OWASP API5: console roles on every console API route', (cloud) => {

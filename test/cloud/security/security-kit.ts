@@ -9,6 +9,8 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { expect } from 'vitest'
 import { buildApp } from '../../../cloud/app.js'
 import { openDatabase } from '../../../cloud/db/database.js'
+import { AttendanceWorker } from '../../../cloud/features/attendance/attendance-worker.js'
+import { addDays, localDate } from '../../../cloud/features/attendance/work-dates.js'
 import { MAX_RATE_LIMIT_PER_MINUTE } from '../../../cloud/features/bearer-auth/credential-settings.js'
 import type { RouteRecord } from '../../../cloud/plugins/route-table.js'
 import { SCOPES } from '../../../shared/scopes.js'
@@ -78,6 +80,11 @@ export interface TenantFixture {
   session: Browser
   /** Every scope. */
   apiKey: string
+  /**
+   * Attendance dates in the tenant's zone: `past`, ten days back, has final days of both employees
+   * (and a holiday three days before it); `today` has open ones. `from`..`to` holds them all.
+   */
+  dates: { past: string; today: string; from: string; to: string }
   adminToken: string
   adminTokenId: string
   /** An OAuth app with every scope, and an access token of it. */
@@ -96,13 +103,69 @@ export const OBJECT_PARAMS = {
   keyId: 'api_key_not_found',
   appId: 'oauth_app_not_found',
   userId: 'console_user_not_found',
+  shiftCode: 'shift_not_found',
+  policyId: 'attendance_policy_not_found',
+  assignmentId: 'shift_assignment_not_found',
+  holidayId: 'holiday_not_found',
+  jobId: 'recompute_job_not_found',
+  /** With :employeeCode, a day: the date of one of the employee's days. */
+  workDate: 'attendance_day_not_found',
 } as const
 
 export type ObjectParam = keyof typeof OBJECT_PARAMS
 
 export const isObjectParam = (name: string): name is ObjectParam => name in OBJECT_PARAMS
 
+/** Path parameters whose name alone does not say what they name (`:id`, `:code`): by their collection. */
+const PARAMS_IN_COLLECTIONS: Record<string, ObjectParam> = {
+  '/attendance/shifts/:code': 'shiftCode',
+  '/attendance/policies/:id': 'policyId',
+  '/attendance/assignments/:id': 'assignmentId',
+  '/attendance/holidays/:id': 'holidayId',
+  '/attendance/jobs/:id': 'jobId',
+}
+
+/** The kind of object a route's path parameter names, or undefined for one not classified. */
+export function objectParamOf(url: string, name: string): ObjectParam | undefined {
+  for (const [collection, param] of Object.entries(PARAMS_IN_COLLECTIONS)) {
+    if (collection.endsWith(`/:${name}`) && (url.endsWith(collection) || url.includes(`${collection}/`)))
+      return param
+  }
+  return isObjectParam(name) ? name : undefined
+}
+
 export const pathParams = (url: string): string[] => [...url.matchAll(/:(\w+)/g)].map((m) => m[1] as string)
+
+/** A tenant's own objects for a route's path parameters, by parameter name. */
+export function objectValues(url: string, objects: Record<ObjectParam, string>): Record<string, string> {
+  return Object.fromEntries(
+    pathParams(url).map((name) => {
+      const param = objectParamOf(url, name)
+      if (!param) throw new Error(`:${name} of ${url} is not classified in OBJECT_PARAMS`)
+      return [name, objects[param]]
+    }),
+  )
+}
+
+/**
+ * Runs the tenants' queued and running recompute jobs to their end, and nothing else of the
+ * attendance worker: a tenant may have only 3 at once, and the sweeps start many.
+ */
+export async function finishRecomputeJobs(cloud: TestCloud): Promise<void> {
+  const services = cloud.services
+  const worker = new AttendanceWorker({
+    stores: services.stores,
+    recomputer: services.recomputer,
+    queue: services.attendanceQueue,
+    outbox: services.outbox,
+    log: { info: () => {}, warn: () => {}, error: (o: unknown) => console.error(o) } as never,
+    now: cloud.now,
+  })
+  for (let i = 0; i < 1_000 && (await worker.advanceJob()); i++) {}
+}
+
+/** A unique attendance code or group name (a shift's code, a policy's or holiday's group). */
+const uniqueCode = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex').toUpperCase()}`
 
 /** An access token by client_secret_post (RFC 6749 §4.4.2), optionally for some of the app's scopes. */
 export async function accessToken(
@@ -164,6 +227,54 @@ export async function freshObject(cloud: TestCloud, t: TenantFixture, param: Obj
           { role: 'owner', actor: TEST_ACTOR },
         )
       ).user.id
+    case 'punchId': {
+      const res = await cloud.app.inject({
+        method: 'POST',
+        url: `${PUBLIC}/attendance/punches`,
+        headers: bearer(t.apiKey),
+        payload: {
+          employeeCode: t.objects.employeeCode,
+          punchType: 'IN',
+          punchedAt: `${t.dates.past}T13:00:00+05:30`,
+          externalId: uniqueCode(`${t.tag}-fresh`),
+        },
+      })
+      expect(res.statusCode, res.body).toBe(201)
+      return res.json().id
+    }
+    // A shift no assignment uses, and a policy, an assignment and a holiday of a group no one is in.
+    case 'shiftCode':
+      return (
+        await services.attendanceConfig.createShift(
+          t.id,
+          { code: uniqueCode('S'), start: '09:00', end: '17:00' },
+          TEST_ACTOR,
+        )
+      ).code
+    case 'policyId':
+      return (
+        await services.attendanceConfig.createPolicy(
+          t.id,
+          { group: uniqueCode('G'), fullDayMinutes: 420 },
+          TEST_ACTOR,
+        )
+      ).id
+    case 'assignmentId':
+      return (
+        await services.attendanceConfig.createAssignment(
+          t.id,
+          { group: uniqueCode('G'), shiftCode: t.objects.shiftCode, effectiveFrom: t.dates.past },
+          TEST_ACTOR,
+        )
+      ).id
+    case 'holidayId':
+      return (
+        await services.attendanceConfig.createHoliday(
+          t.id,
+          { date: t.dates.past, name: `Holiday ${t.tag}`, group: uniqueCode('G') },
+          TEST_ACTOR,
+        )
+      ).id
     default:
       return t.objects[param]
   }
@@ -174,7 +285,7 @@ export async function createTenantFixture(cloud: TestCloud): Promise<TenantFixtu
   const tenantId = owner.tenantId
   const tag = randomBytes(4).toString('hex').toUpperCase()
   const services = cloud.services
-  const apiKey = await cloud.createApiKey(tenantId)
+  const apiKey = await cloud.createApiKey(tenantId, [...SCOPES])
   const admin = await services.adminTokens.create(tenantId, { name: `security ${tag}` }, TEST_ACTOR)
   const app = await services.oauthApps.create(
     tenantId,
@@ -203,12 +314,15 @@ export async function createTenantFixture(cloud: TestCloud): Promise<TenantFixtu
   })
   expect(batch.statusCode, batch.body).toBe(200)
   const [punch] = batch.json().results as { punch: { id: string } }[]
+  const today = localDate(cloud.now(), 'Asia/Kolkata')
+  const past = addDays(today, -10)
   const t: TenantFixture = {
     id: tenantId,
     tag,
     owner,
     session: await signIn(cloud, owner.email, owner.password),
     apiKey,
+    dates: { past, today, from: addDays(past, -3), to: today },
     adminToken: admin.token,
     adminTokenId: admin.id,
     client,
@@ -221,14 +335,86 @@ export async function createTenantFixture(cloud: TestCloud): Promise<TenantFixtu
       keyId: '',
       appId: '',
       userId: '',
+      shiftCode: '',
+      policyId: '',
+      assignmentId: '',
+      holidayId: '',
+      jobId: '',
+      workDate: past,
     },
   }
+  await attendanceOf(cloud, t, codes)
   t.objects.endpointId = await freshObject(cloud, t, 'endpointId')
   const deliveries = await makeFailedDeliveries(cloud, tenantId, [t.objects.endpointId], 2)
   t.objects.deliveryId = deliveries[0] as string
   for (const param of ['keyId', 'appId', 'userId'] as const)
     t.objects[param] = await freshObject(cloud, t, param)
   return t
+}
+
+/**
+ * The tenant's attendance, made through the public API: a shift assigned to everyone from before
+ * `past`, the tenant's policy, a holiday, both employees' punches on `past` (final days), a manual
+ * punch and a void (two corrections), the days the worker makes of them, and a finished recompute job.
+ */
+async function attendanceOf(cloud: TestCloud, t: TenantFixture, codes: string[]): Promise<void> {
+  const { past } = t.dates
+  const call = async (url: string, payload: object, status: number) => {
+    const res = await cloud.app.inject({
+      method: 'POST',
+      url: `${PUBLIC}/attendance${url}`,
+      headers: bearer(t.apiKey),
+      payload,
+    })
+    expect(res.statusCode, `${url}: ${res.body}`).toBe(status)
+    return res.json()
+  }
+  t.objects.shiftCode = (
+    await call('/shifts', { code: `GEN-${t.tag}`, start: '09:00', end: '18:00', unpaidBreakMinutes: 60 }, 201)
+  ).code
+  t.objects.assignmentId = (
+    await call('/assignments', { shiftCode: t.objects.shiftCode, effectiveFrom: addDays(past, -5) }, 201)
+  ).id
+  t.objects.policyId = (await call('/policies', { fullDayMinutes: 480 }, 201)).id
+  t.objects.holidayId = (
+    await call('/holidays', { date: addDays(past, -3), name: `Holiday ${t.tag}` }, 201)
+  ).id
+  const punched = await call(
+    '/punches/batch',
+    {
+      punches: codes.flatMap((code) => [
+        {
+          employeeCode: code,
+          punchType: 'IN',
+          punchedAt: `${past}T09:02:00+05:30`,
+          externalId: `${code}-in`,
+        },
+        {
+          employeeCode: code,
+          punchType: 'OUT',
+          punchedAt: `${past}T18:04:00+05:30`,
+          externalId: `${code}-out`,
+        },
+      ]),
+    },
+    200,
+  )
+  await call(
+    '/punches',
+    {
+      employeeCode: codes[1],
+      punchType: 'OUT',
+      punchedAt: `${past}T14:00:00+05:30`,
+      source: 'manual',
+      reason: `Left early, ${t.tag}`,
+    },
+    201,
+  )
+  const voided = punched.results[3].punch.id as string
+  await call(`/punches/${voided}/void`, { reason: `Entered twice, ${t.tag}` }, 200)
+  await cloud.attendanceRounds()
+  t.objects.jobId = (await call('/recompute', { from: addDays(past, -1), to: past }, 202)).id
+  await cloud.attendanceRounds()
 }
 
 /** A credential, as a request carries it. */
@@ -265,7 +451,10 @@ const FORM = 'application/x-www-form-urlencoded'
  * A valid body for each route that takes one, in tenant `t`. A route whose OpenAPI operation has a
  * request body and that has no entry here fails the tests that need one.
  */
-export const BODIES: Record<string, (t: TenantFixture, cloud: TestCloud) => Body> = {
+export const BODIES: Record<
+  string,
+  (t: TenantFixture, cloud: TestCloud, path: Record<string, string>) => Body
+> = {
   [`POST ${PUBLIC}/attendance/punches`]: (t, cloud) => ({
     json: {
       employeeCode: t.objects.employeeCode,
@@ -314,10 +503,74 @@ export const BODIES: Record<string, (t: TenantFixture, cloud: TestCloud) => Body
   }),
 }
 
-/** The body of a route that takes one; fails for one that should and has none here. */
-export function bodyFor(route: RouteRecord, t: TenantFixture, cloud: TestCloud): Body | undefined {
+/** The attendance routes' bodies, the same in the public and the console API. */
+for (const api of [PUBLIC, CONSOLE]) {
+  const A = `${api}/attendance`
+  const shift = (code: string): Body => ({
+    json: { code, name: 'General', start: '09:00', end: '18:00', unpaidBreakMinutes: 60 },
+  })
+  Object.assign(BODIES, {
+    [`POST ${A}/recompute`]: (t: TenantFixture) => ({
+      json: { from: t.dates.past, to: t.dates.past, employeeCodes: [t.objects.employeeCode] },
+    }),
+    // The final days of `past`: locked by the first request, none left by the next.
+    [`POST ${A}/lock`]: (t: TenantFixture) => ({ json: { from: t.dates.past, to: t.dates.past } }),
+    [`POST ${A}/punches/:punchId/void`]: (t: TenantFixture) => ({ json: { reason: `Void by ${t.tag}` } }),
+    [`POST ${A}/shifts`]: () => shift(uniqueCode('S')),
+    [`PATCH ${A}/shifts/:code`]: (_t: TenantFixture, _c: TestCloud, path: Record<string, string>) =>
+      shift(path.code ?? 'NO-PATH'),
+    [`POST ${A}/policies`]: () => ({
+      json: { group: uniqueCode('G'), fullDayMinutes: 450, weeklyOffDays: [0] },
+    }),
+    [`PATCH ${A}/policies/:id`]: () => ({ json: { fullDayMinutes: 465, weeklyOffDays: [0, 6] } }),
+    [`POST ${A}/assignments`]: (t: TenantFixture) => ({
+      json: { group: uniqueCode('G'), shiftCode: t.objects.shiftCode, effectiveFrom: t.dates.today },
+    }),
+    [`POST ${A}/holidays`]: (t: TenantFixture) => ({
+      json: { date: t.dates.today, name: `Holiday of ${t.tag}`, group: uniqueCode('G') },
+    }),
+  })
+}
+// The console's manual punch (in the public API, POST /attendance/punches with source manual).
+BODIES[`POST ${CONSOLE}/attendance/punches`] = (t) => ({
+  json: {
+    employeeCode: t.objects.employeeCode,
+    punchType: 'OUT',
+    punchedAt: `${t.dates.past}T17:30:00+05:30`,
+    source: 'manual',
+    reason: `Forgot to punch, ${t.tag}`,
+  },
+})
+
+/** The body of a route that takes one, for its path's values; fails for one that should and has none here. */
+export function bodyFor(
+  route: RouteRecord,
+  t: TenantFixture,
+  cloud: TestCloud,
+  path: Record<string, string> = {},
+): Body | undefined {
   const make = BODIES[routeKey(route)]
-  return make?.(t, cloud)
+  return make?.(t, cloud, path)
+}
+
+/**
+ * Query parameters some GET routes require, by route URL: a period that holds the tenant's
+ * attendance days (`t.dates`).
+ */
+export const REQUIRED_QUERIES: Record<string, (t: TenantFixture) => Record<string, string>> = {}
+for (const api of [PUBLIC, CONSOLE]) {
+  const period = (t: TenantFixture) => ({ from: t.dates.from, to: t.dates.to })
+  REQUIRED_QUERIES[`${api}/attendance/days.csv`] = period
+  REQUIRED_QUERIES[`${api}/attendance/summaries`] = period
+}
+
+/** A URL with query parameters set (replacing any of the same name); values are encoded. */
+export function withQuery(url: string, params: Record<string, string> = {}): string {
+  const [path, query] = url.split('?') as [string, string | undefined]
+  const search = new URLSearchParams(query)
+  for (const [name, value] of Object.entries(params)) search.set(name, value)
+  const text = search.toString()
+  return text === '' ? path : `${path}?${text}`
 }
 
 /** `:name` and `*` in a route's URL, filled in (values are encoded). */
@@ -398,11 +651,13 @@ export async function ownRequest(
   const values: Record<string, string> = { '*': WILDCARDS[route.url] ?? 'index.html' }
   const changes = route.method !== 'GET' && route.method !== 'HEAD'
   for (const name of pathParams(route.url)) {
-    if (!isObjectParam(name))
-      throw new Error(`:${name} of ${routeKey(route)} is not classified in OBJECT_PARAMS`)
-    values[name] = changes ? await freshObject(cloud, t, name) : t.objects[name]
+    const param = objectParamOf(route.url, name)
+    if (!param) throw new Error(`:${name} of ${routeKey(route)} is not classified in OBJECT_PARAMS`)
+    values[name] = changes ? await freshObject(cloud, t, param) : t.objects[param]
   }
-  const url = fillPath(route.url, values)
+  // A tenant may have 3 recompute jobs waiting at once: the earlier ones are run first.
+  if (route.url.endsWith('/attendance/recompute')) await finishRecomputeJobs(cloud)
+  const url = withQuery(fillPath(route.url, values), REQUIRED_QUERIES[route.url]?.(t))
   if (family === 'session') {
     const { user, browser } = await freshSession(cloud, t)
     if (route.method === 'POST' && route.url === `${CONSOLE}/session`) {
@@ -431,7 +686,7 @@ export async function ownRequest(
     })
     return plan(route, url, { kind: 'anonymous' }, { text: form.toString(), contentType: FORM })
   }
-  return plan(route, url, caller, bodyFor(route, t, cloud))
+  return plan(route, url, caller, bodyFor(route, t, cloud, values))
 }
 
 export async function send(cloud: TestCloud, planned: Planned): Promise<LightMyRequestResponse> {

@@ -83,11 +83,12 @@ describeEachDatabase('fuzzing every route: what is stored', (cloud: TestCloud) =
   /** Per route: requests refused, accepted, and accepted ones that wrote rows. */
   const tally = new Map<string, { refused: number; accepted: number; wrote: number }>()
 
+  // A hang guard: the setup hashes console passwords at production cost and runs a dispatcher round.
   beforeAll(async () => {
     fixtures = await setUpFuzzFixtures(cloud)
     changes = new DatabaseChanges(cloud.database)
     await changes.reset()
-  })
+  }, 300_000)
 
   /** Sends one request and checks what it left in the database: its status, and whether it wrote. */
   async function expectStoresWell(req: FuzzRequest): Promise<{ status: number; wrote: boolean }> {

@@ -12,10 +12,12 @@ import type { LightMyRequestResponse } from 'fastify'
 import { beforeAll, expect, it } from 'vitest'
 import { buildApp } from '../../../cloud/app.js'
 import { openDatabase } from '../../../cloud/db/database.js'
+import { ATTENDANCE_CSV_COLUMNS } from '../../../cloud/features/attendance/attendance-service.js'
 import type { RouteRecord } from '../../../cloud/plugins/route-table.js'
 import { compileCheck, validatorCompiler } from '../../../cloud/validation.js'
 import { PROBLEM_CATALOG, type ProblemCode, ProblemSchema } from '../../../shared/problem.js'
 import { PunchInputSchema, PunchSchema } from '../../../shared/punch.js'
+import { SCOPES } from '../../../shared/scopes.js'
 import { formatTimestamp, nowMicros, parseTimestamp } from '../../../shared/time.js'
 import { isOAuthRoute, OAuthResponseChecks, setUpOAuthFuzz } from '../../cloud/features/oauth/oauth-fuzz.js'
 import {
@@ -39,12 +41,18 @@ import {
   requestArbitrary,
   valueArbitrary,
 } from '../../support/request-arbitrary.js'
+import { type AttendanceFuzzFixtures, setUpAttendanceFuzz } from './attendance-fuzz.js'
 import { type ConsoleFuzzFixtures, isConsoleRoute, setUpConsoleFuzz } from './console-fuzz.js'
 
 const RUNS = 1000
 const SEED = process.env.HAJRI_FUZZ_SEED === undefined ? undefined : Number(process.env.HAJRI_FUZZ_SEED)
 // A handler that never answers is a defect too; inject has no timeout of its own.
 const RESPONSE_TIMEOUT_MS = 10_000
+/**
+ * A hang guard for the setup: it hashes console passwords (scrypt at production cost) and runs a
+ * dispatcher round and the attendance worker, minutes of work when the machine is shared.
+ */
+const SETUP_TIMEOUT_MS = 300_000
 const SECOND = 1_000_000
 const DAY = 86_400 * SECOND
 
@@ -320,6 +328,8 @@ describeEachDatabase('fuzzing every route', (cloud: TestCloud) => {
   let oauthChecks: OAuthResponseChecks
   /** The console API's admin tokens and fixtures. */
   let consoleFuzz: ConsoleFuzzFixtures
+  /** Shifts, policies, assignments, holidays and a job, and dates near today. */
+  let attendanceFuzz: AttendanceFuzzFixtures
   /**
    * The console's session routes: users, session cookies and CSRF tokens
    * (docs/decisions/0046-console-csrf.md).
@@ -342,13 +352,7 @@ describeEachDatabase('fuzzing every route', (cloud: TestCloud) => {
     ])
     // Every scope, and a limit that fuzzing cannot reach, so requests get past authentication.
     const keys = cloud.services.apiKeys
-    key = (
-      await keys.create(
-        tenantId,
-        { scopes: ['employees:read', 'attendance:read', 'attendance:write'], rateLimitPerMinute: 100_000 },
-        TEST_ACTOR,
-      )
-    ).key
+    key = (await keys.create(tenantId, { scopes: [...SCOPES], rateLimitPerMinute: 100_000 }, TEST_ACTOR)).key
     const limitedKey = (await keys.create(tenantId, { scopes: ['employees:read'] }, TEST_ACTOR)).key
 
     const oauth = await setUpOAuthFuzz(cloud, tenantId, key)
@@ -389,6 +393,15 @@ describeEachDatabase('fuzzing every route', (cloud: TestCloud) => {
       expect(typeof cursor).toBe('string')
       cursors.push(cursor)
     }
+
+    // After the punches above, whose days it has the attendance worker make.
+    attendanceFuzz = await setUpAttendanceFuzz(cloud, tenantId, {
+      apiKey: key,
+      accessToken: oauth.accessToken,
+      adminToken: consoleFuzz.adminToken,
+      employeeCode: ACTIVE_CODES[0] as string,
+    })
+    secrets.push(...attendanceFuzz.secrets)
 
     // Times from before the backfill window to past the allowed clock skew, in assorted offsets.
     const timestamp = fc
@@ -453,7 +466,7 @@ describeEachDatabase('fuzzing every route', (cloud: TestCloud) => {
     })
     oauthCtx = oauth.context(ctx)
     operations = (await cloud.app.inject({ method: 'GET', url: '/openapi.json' })).json().paths
-  })
+  }, SETUP_TIMEOUT_MS)
 
   function operationOf(route: RouteRecord): OpenApiOperation | undefined {
     return operations[route.url.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}')]?.[route.method.toLowerCase()]
@@ -499,6 +512,16 @@ describeEachDatabase('fuzzing every route', (cloud: TestCloud) => {
       // Valid by chance: the documented success body of the route it reached.
       const reached = matchRoute(req.method, req.url)
       expect(reached, `a ${status} from a route that is not in the route table`).toBeDefined()
+      if (contentType.startsWith('text/csv')) {
+        // The payroll export: a documented CSV answer, its header first, every line CRLF-ended (RFC 4180 §2).
+        const documented = operationOf(reached as RouteRecord)?.responses?.[String(status)]?.content
+        expect(documented?.['text/csv'], `a ${status} CSV that the route does not document`).toBeDefined()
+        expect(res.body.startsWith(`${ATTENDANCE_CSV_COLUMNS.join(',')}\r\n`), res.body.slice(0, 300)).toBe(
+          true,
+        )
+        expect(res.body.split('\r\n').at(-1), 'the last line ends with CRLF').toBe('')
+        return
+      }
       expect(contentType).toMatch(/^application\/json/)
       const body: unknown = res.json()
       const check = responseCheck(reached as RouteRecord, status)
@@ -545,9 +568,7 @@ describeEachDatabase('fuzzing every route', (cloud: TestCloud) => {
     it(`${route.method} ${route.url}: ${RUNS} malformed requests get problems, never a 5xx`, async () => {
       const context = isOAuthRoute(route)
         ? oauthCtx
-        : isConsoleRoute(route)
-          ? consoleFuzz.contextFor(route, ctx)
-          : ctx
+        : attendanceFuzz.contextFor(route, isConsoleRoute(route) ? consoleFuzz.contextFor(route, ctx) : ctx)
       const requests = isSessionRoute(route)
         ? sessionFuzz.requests(route, operationOf(route), ctx)
         : requestArbitrary(route, operationOf(route), context)

@@ -174,11 +174,12 @@ describe(`chaos: faults one after another under steady punch load [SQLite]${soca
       { timeoutMs: 120_000 },
     )
     faults.add('spool full')
-    burst.stopStreaming()
     // Refused: the devices hold the punches the agent did not acknowledge, and send them again
-    // each time they reconnect (the agent closes the connection on a refusal).
-    const ackedAtFull = acked(device) + acked(burst)
+    // each time they reconnect (the agent closes the connection on a refusal). The punch that found
+    // the spool full may have been the steady device's, so the flood goes on until it holds some too.
     await waitFor(() => burst.outstanding > 0, 'the flooding device to hold refused punches')
+    burst.stopStreaming()
+    const ackedAtFull = acked(device) + acked(burst)
     const refusedHeld = burst.outstanding + device.outstanding
 
     // A corrupted chunk: the agent stopped, its fullest chunk damaged, the agent started again.

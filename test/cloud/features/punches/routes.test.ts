@@ -335,6 +335,35 @@ describeEachDatabase('punch ingestion API', (cloud) => {
       expect(tooMany.json().errors[0].pointer).toBe('#/punches')
     })
 
+    it('stores every printable character as sent, and an absent field as null, not a word', async () => {
+      // The characters a database's array or literal syntax gives meaning to, and the words it reads as null.
+      const awkward = ['a"b', 'back\\slash', '{braces}', 'comma,separated', 'NULL', 'null', "it's", '(x) [y]']
+      const punches = awkward.map((text, i) => ({
+        employeeCode: 'E001',
+        punchType: 'IN',
+        punchedAt: formatTimestamp(nowMicros() - 5 * DAY + i * 1_000_000),
+        deviceId: text,
+        source: `src ${text}`,
+        // An externalId has no spaces.
+        externalId: `awkward-${text.replaceAll(' ', '')}`,
+      }))
+      const res = await batch([...punches, { employeeCode: 'E002', punchType: 'OUT' }])
+      expect(res.json().summary).toMatchObject({ created: awkward.length + 1, rejected: 0 })
+      const results = res.json().results as { punch: { id: string } }[]
+      for (const [i, text] of awkward.entries()) {
+        const stored = (await get(`${PUNCHES}/${results[i]?.punch.id}`)).json()
+        expect(stored).toMatchObject({
+          deviceId: text,
+          source: `src ${text}`,
+          externalId: punches[i]?.externalId,
+        })
+      }
+      const bare = (await get(`${PUNCHES}/${results[awkward.length]?.punch.id}`)).json()
+      expect(bare).toMatchObject({ deviceId: null, source: null, externalId: null })
+      // Sent again, each is found by its externalId.
+      expect((await batch(punches)).json().summary).toMatchObject({ duplicate: awkward.length })
+    })
+
     it('replays a batch under its Idempotency-Key', async () => {
       const punches = [
         { employeeCode: 'E002', punchType: 'IN' },

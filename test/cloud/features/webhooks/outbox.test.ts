@@ -213,6 +213,7 @@ describe.concurrent('the webhook outbox', () => {
         const failing = ingestPunches(
           {
             outbox: cloud.services.outbox,
+            attendance: cloud.services.attendanceQueue,
             stores: {
               read: cloud.services.stores.read,
               // The ingest's own work, in a real transaction, which then fails to commit.

@@ -27,6 +27,7 @@ const PAGES: [string, string][] = [
   ['Webhooks', 'Webhooks'],
   ['Deliveries', 'Webhook deliveries'],
   ['Employees', 'Employees'],
+  ['Attendance', 'Attendance'],
   ['Audit log', 'Audit log'],
   ['Users', 'Users'],
 ]
@@ -43,6 +44,11 @@ const READ_ONLY_BUTTONS = [
   /^Close$/,
   /^Copy client id$/,
   /^Details of delivery dlv_\w+$/,
+  // Attendance: the month shown (the tabs and the CSV download are links), and a day's detail.
+  /^Previous month, \p{L}+ \d{4}$/u,
+  /^Next month, \p{L}+ \d{4}$/u,
+  /^Show$/,
+  /^E\d{3}, \p{L}{3}, \d{1,2} \p{L}{3} \d{4}: (Present|Half day|Absent|Incomplete|Off), (open|provisional|final|locked)(; [\p{L} ,]+)?$/u,
 ]
 
 const slug = (text: string) => text.toLowerCase().replace(/[^a-z0-9]+/g, '-')
@@ -110,6 +116,21 @@ describe.skipIf(chromium.skipReason !== undefined)(
         employee('E003'),
       ])
       seedKey = await fixture.cloud.createApiKey(tenant.tenantId)
+      // Attendance settings, for a viewer to read and not change.
+      const attendanceAdmin = await fixture.cloud.createApiKey(tenant.tenantId, ['attendance:admin'])
+      for (const [url, payload] of [
+        ['shifts', { code: 'GEN', start: '09:00', end: '18:00', unpaidBreakMinutes: 60 }],
+        ['assignments', { shiftCode: 'GEN', effectiveFrom: '2026-01-01' }],
+        ['holidays', { date: '2030-01-26', name: 'Republic Day' }],
+      ] as const) {
+        const res = await fixture.cloud.app.inject({
+          method: 'POST',
+          url: `/api/public/v1/attendance/${url}`,
+          headers: { authorization: `Bearer ${attendanceAdmin}` },
+          payload,
+        })
+        expect(res.statusCode, res.body).toBe(201)
+      }
       // Three punches in the last hours, for the dashboard.
       for (const [i, code] of ['E001', 'E002', 'E003'].entries()) {
         const res = await fixture.cloud.app.inject({
@@ -126,6 +147,8 @@ describe.skipIf(chromium.skipReason !== undefined)(
         })
         expect(res.statusCode, res.body).toBeLessThan(300)
       }
+      // The attendance worker makes the days of those punches, and today's of everyone.
+      await fixture.cloud.attendanceRounds()
       ;({ context, page } = await fixture.newPage())
     }, LONG)
 
@@ -548,6 +571,32 @@ describe.skipIf(chromium.skipReason !== undefined)(
             expect(writable, `${title}: a viewer sees no write control`).toEqual([])
             expect(await v.locator('input[type="file"]').count(), title).toBe(0)
           }
+          // Attendance: a day's detail, the corrections and the settings, read only.
+          const readOnly = async (what: string) => {
+            await v.locator('[aria-busy="true"]').waitFor({ state: 'detached' })
+            expect(await v.getByRole('alert').allTextContents(), `${what}: a viewer may read it`).toEqual([])
+            const writable = (await buttonNames(v)).filter((n) => !READ_ONLY_BUTTONS.some((ok) => ok.test(n)))
+            expect(writable, `${what}: a viewer sees no write control`).toEqual([])
+          }
+          await v
+            .getByRole('navigation', { name: 'Console' })
+            .getByRole('link', { name: 'Attendance', exact: true })
+            .click()
+          await v.getByRole('cell').getByRole('button').first().click()
+          const day = v.getByRole('dialog')
+          await day.getByRole('heading', { name: 'Punches' }).waitFor()
+          await readOnly('a day of attendance')
+          await fixture.screenshot(v, 'viewer-attendance-day')
+          await day.getByRole('button', { name: 'Close', exact: true }).last().click()
+          const tabs = v.getByRole('navigation', { name: 'Attendance' })
+          await tabs.getByRole('link', { name: 'Corrections', exact: true }).click()
+          await v.getByText('No corrections yet').waitFor()
+          await readOnly('attendance corrections')
+          await tabs.getByRole('link', { name: 'Settings', exact: true }).click()
+          await v.getByRole('table', { name: 'Holidays' }).getByText('Republic Day').waitFor()
+          await v.getByText('An owner or admin can recompute a period.').waitFor()
+          await readOnly('attendance settings')
+          await fixture.screenshot(v, 'viewer-attendance-settings')
           // A delivery's details: no retry.
           await v
             .getByRole('navigation', { name: 'Console' })

@@ -1,0 +1,56 @@
+import { newId } from '../../../shared/ids.js'
+import type { PunchInput } from '../../../shared/punch.js'
+import { parseTimestamp } from '../../../shared/time.js'
+import type { TenantContext } from '../../auth/tenant-context.js'
+import type { UnitOfWork } from '../../db/unit-of-work.js'
+import type { AttendanceQueue } from '../attendance/attendance-queue.js'
+import type { WebhookOutbox } from '../webhooks/outbox.js'
+import { type IngestStores, manualPunchError, type Outcome, punchedAtError, toPunch } from './ingest.js'
+import { punchFingerprint } from './punch-fingerprint.js'
+
+/**
+ * The first try of a single punch sent without an Idempotency-Key, the common case: stored with its
+ * event and its day in one statement where the database can (PunchStore.insertNew), rather than an
+ * employee lookup and a transaction of five round trips. It answers only for a punch it stored.
+ * Anything else (another database, a time out of range, a correction, an employee not found or not
+ * active, an externalId already stored) is undefined, and `ingestPunches` answers it, as it would
+ * have anyway: the promises are the same (a punch stored once per externalId, with its event, and
+ * durable when this returns), since the statement writes everything or nothing, and commits alone.
+ */
+export async function insertNewPunch(
+  deps: { stores: UnitOfWork<IngestStores>; outbox: WebhookOutbox; attendance: AttendanceQueue },
+  tenant: TenantContext,
+  now: number,
+  input: PunchInput,
+): Promise<Outcome | undefined> {
+  // Nothing is built where the statement does not apply (SQLite): the transaction path builds it.
+  if (!deps.stores.read.punches.insertsInOneStatement()) return undefined
+  const punchedAt = input.punchedAt == null ? null : (parseTimestamp(input.punchedAt) ?? null)
+  const at = punchedAt ?? now
+  if (manualPunchError(input, false) || punchedAtError(at, now, tenant)) return undefined
+  const row = {
+    id: newId('punch', Math.floor(now / 1000)),
+    employee_code: input.employeeCode,
+    punch_type: input.punchType,
+    punched_at: at,
+    received_at: now,
+    device_id: input.deviceId ?? null,
+    source: input.source ?? null,
+    external_id: input.externalId ?? null,
+    fingerprint: punchFingerprint(input, punchedAt),
+  }
+  const punch = toPunch(row, tenant.timeZone)
+  const [event] = deps.outbox.rows(tenant.id, [{ type: 'attendance.punch.created', data: punch }])
+  const [day] = deps.attendance.days(tenant, [{ employeeCode: row.employee_code, punchedAt: at }])
+  if (!event) return undefined
+  const inserted = await deps.stores.read.punches.insertNew(
+    tenant.id,
+    row,
+    event,
+    day && { employee_code: day.employeeCode, local_date: day.localDate, queued_at: now },
+  )
+  if (!inserted) return undefined
+  deps.outbox.committed()
+  deps.attendance.committed()
+  return { index: 0, status: 'created', punch }
+}
