@@ -202,21 +202,29 @@ export function describeEachDatabase(
   body: (cloud: TestCloud) => void,
   options: TestCloudOptions = {},
 ): void {
-  const targets: { kind: DatabaseKind; skipReason: string | undefined }[] = [
-    { kind: 'sqlite', skipReason: undefined },
-    { kind: 'postgres', skipReason: postgres.skipReason },
-  ]
-  for (const { kind, skipReason } of targets) {
-    describe.skipIf(skipReason !== undefined)(
-      `${title} [${kind}]${skipReason ? ` (skipped: ${skipReason})` : ''}`,
-      () => {
-        const cloud = new TestCloud(kind, options)
-        beforeAll(() => cloud.start())
-        afterAll(() => cloud.stop())
-        body(cloud)
-      },
-    )
-  }
+  for (const kind of ['sqlite', 'postgres'] as const) describeOnDatabase(kind, title, body, options)
+}
+
+/**
+ * The suite against one database: for a long suite split into a file per database, so that its
+ * halves run side by side. PostgreSQL's is skipped, with its reason in the suite name, when absent.
+ */
+export function describeOnDatabase(
+  kind: DatabaseKind,
+  title: string,
+  body: (cloud: TestCloud) => void,
+  options: TestCloudOptions = {},
+): void {
+  const skipReason = kind === 'postgres' ? postgres.skipReason : undefined
+  describe.skipIf(skipReason !== undefined)(
+    `${title} [${kind}]${skipReason ? ` (skipped: ${skipReason})` : ''}`,
+    () => {
+      const cloud = new TestCloud(kind, options)
+      beforeAll(() => cloud.start())
+      afterAll(() => cloud.stop())
+      body(cloud)
+    },
+  )
 }
 
 /** `Authorization` header for a key. */

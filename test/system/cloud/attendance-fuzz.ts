@@ -1,5 +1,5 @@
 /**
- * What test/system/cloud/fuzz.test.ts needs for the attendance routes, public and console alike:
+ * What test/system/cloud/route-fuzz.ts needs for the attendance routes, public and console alike:
  * shifts, policies, assignments and holidays to change (kept) and to delete (a pool per route, so
  * that the public route's deletions leave the console's something to find), a recompute job, dates
  * near today for the periods (`from`..`to` within the range limits more often than not), and a

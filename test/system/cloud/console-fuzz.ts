@@ -1,10 +1,10 @@
 /**
- * What test/system/cloud/fuzz.test.ts needs for the console API (/api/console/v1):
+ * What test/system/cloud/route-fuzz.ts needs for the console API (/api/console/v1):
  * admin tokens; webhook endpoints, failed deliveries, API keys, OAuth apps and console users to
  * start from; cursors of each listing; near-valid values for their fields and near-valid employee
  * CSV files. What a route may remove or revoke is kept apart from what the other routes use, so
  * that fuzzing one route does not leave the next with nothing to find. Imports go to a tenant of
- * their own: fuzz.test.ts checks the main tenant's employees and punches afterwards.
+ * their own: route-fuzz.ts checks the main tenant's employees and punches afterwards.
  */
 import fc from 'fast-check'
 import { expect } from 'vitest'
