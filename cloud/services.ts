@@ -1,4 +1,5 @@
 import { nowMicros } from '../shared/time.js'
+import type { AuthContext } from './auth/auth-context.js'
 import type { DatabaseHandle } from './db/database.js'
 import { unitOfWork } from './db/unit-of-work.js'
 import { AdminTokenService } from './features/admin-tokens/service.js'
@@ -10,6 +11,7 @@ import { CorrectionService } from './features/attendance/correction-service.js'
 import { DayRecomputer } from './features/attendance/day-recomputer.js'
 import { AuditService } from './features/audit/service.js'
 import { BearerAuthenticator } from './features/bearer-auth/bearer-authenticator.js'
+import { CredentialCache } from './features/bearer-auth/credential-cache.js'
 import { DashboardService } from './features/dashboard/service.js'
 import { EmployeeService } from './features/employees/service.js'
 import { IdempotencyService } from './features/idempotency/service.js'
@@ -84,7 +86,13 @@ export function createServices(
     tokens,
     urlPolicy,
     oauthApps: new OAuthAppService({ stores, audit, outbox, now }),
-    authenticator: new BearerAuthenticator({ apiKeys, tokens }),
+    // Only where a punch's insert can check a cached credential in its own statement (PostgreSQL,
+    // where a lookup is a round trip of its own): docs/decisions/0091-credential-cache-checked-by-the-write.md.
+    authenticator: new BearerAuthenticator({
+      apiKeys,
+      tokens,
+      cache: stores.read.punches.insertsInOneStatement() ? new CredentialCache<AuthContext>() : undefined,
+    }),
     tenants: new TenantService({ stores, owners: new ConsoleOwnerAccounts() }),
     employees: new EmployeeService({ stores, outbox, now }),
     punches: new PunchService({ stores, outbox, attendance: attendanceQueue, idempotency, now, metrics }),

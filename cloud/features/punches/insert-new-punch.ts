@@ -1,6 +1,7 @@
 import { newId } from '../../../shared/ids.js'
 import type { PunchInput } from '../../../shared/punch.js'
 import { parseTimestamp } from '../../../shared/time.js'
+import type { LiveCredentialCheck } from '../../auth/auth-context.js'
 import type { TenantContext } from '../../auth/tenant-context.js'
 import type { UnitOfWork } from '../../db/unit-of-work.js'
 import type { AttendanceQueue } from '../attendance/attendance-queue.js'
@@ -16,12 +17,16 @@ import { punchFingerprint } from './punch-fingerprint.js'
  * active, an externalId already stored) is undefined, and `ingestPunches` answers it, as it would
  * have anyway: the promises are the same (a punch stored once per externalId, with its event, and
  * durable when this returns), since the statement writes everything or nothing, and commits alone.
+ * With `credential` (the caller's came from the cache) the statement also checks it is still live,
+ * and writes nothing if not: the caller then looks it up before anything else
+ * (docs/decisions/0091-credential-cache-checked-by-the-write.md).
  */
 export async function insertNewPunch(
   deps: { stores: UnitOfWork<IngestStores>; outbox: WebhookOutbox; attendance: AttendanceQueue },
   tenant: TenantContext,
   now: number,
   input: PunchInput,
+  credential?: LiveCredentialCheck,
 ): Promise<Outcome | undefined> {
   // Nothing is built where the statement does not apply (SQLite): the transaction path builds it.
   if (!deps.stores.read.punches.insertsInOneStatement()) return undefined
@@ -48,6 +53,7 @@ export async function insertNewPunch(
     row,
     event,
     day && { employee_code: day.employeeCode, local_date: day.localDate, queued_at: now },
+    credential && { ...credential, now },
   )
   if (!inserted) return undefined
   deps.outbox.committed()

@@ -10,6 +10,7 @@ import {
   PunchSchema,
 } from '../../../shared/punch.js'
 import { AppError } from '../../app-error.js'
+import { liveCredentialCheck } from '../../auth/auth-context.js'
 import { publicActor } from '../../auth/public-actor.js'
 import { insufficientScope } from '../../http/challenge-error.js'
 import { declareRoute } from '../../http/declare-route.js'
@@ -77,7 +78,7 @@ export const punchRoutes: FastifyPluginAsyncTypebox<{
   declareRoute(app, {
     method: 'POST',
     url: '/attendance/punches',
-    config: { scope: 'attendance:write' },
+    config: { scope: 'attendance:write', liveCredentialCheckedByWrite: true },
     tags: ['Attendance'],
     summary: 'Record one IN or OUT punch, or add a manual one (a correction)',
     description:
@@ -89,8 +90,16 @@ export const punchRoutes: FastifyPluginAsyncTypebox<{
     status: 201,
     response: PunchSchema,
     handle: async (request, reply) => {
-      const body = await idempotently(request, reply, (key) => {
-        if (request.body.source !== 'manual') return service.record(request.auth.tenant, request.body, key)
+      const body = await idempotently(request, reply, async (key) => {
+        if (request.body.source !== 'manual') {
+          // The credential may come from the cache: the insert checks it, or the service has it
+          // verified (docs/decisions/0091-credential-cache-checked-by-the-write.md).
+          const { auth } = request
+          const credential = liveCredentialCheck(auth)
+          const verify = async () => (await request.verifiedAuth()).tenant
+          return service.record(auth.tenant, request.body, key, credential && { credential, verify })
+        }
+        await request.verifiedAuth()
         // A manual punch is a correction (docs/decisions/0085-attendance-days-are-a-pure-function.md):
         // it needs the scope to correct attendance, is audited, and is replayed by its externalId.
         if (!request.auth.credential.scopes.includes('attendance:admin'))

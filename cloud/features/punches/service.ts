@@ -11,6 +11,7 @@ import {
 } from '../../../shared/punch.js'
 import { parseTimestamp } from '../../../shared/time.js'
 import { AppError, toProblem } from '../../app-error.js'
+import type { LiveCredentialCheck } from '../../auth/auth-context.js'
 import type { TenantContext } from '../../auth/tenant-context.js'
 import { assertSameFilter, decodeCursor, readPage } from '../../cursor.js'
 import type { UnitOfWork } from '../../db/unit-of-work.js'
@@ -28,6 +29,13 @@ import type { PunchStore } from './store.js'
 export interface PunchStores extends IngestStores {
   punches: PunchStore
   idempotency: IdempotencyStore
+}
+
+/** A caller's credential from the cache: what the insert checks, and how to look it up instead. */
+export interface CachedCredential {
+  credential: LiveCredentialCheck
+  /** The tenant as the credential's lookup finds it now; throws (a 401) if it is no longer live. */
+  verify(): Promise<TenantContext>
 }
 
 export interface PunchPage {
@@ -81,14 +89,20 @@ export class PunchService {
     },
   ) {}
 
-  /** One punch. A stored externalId or Idempotency-Key gives back the original punch, replayed. */
+  /**
+   * One punch. A stored externalId or Idempotency-Key gives back the original punch, replayed. With
+   * `cached`, the caller's credential came from the cache: the one-statement insert checks it is
+   * still live, and any other path has it verified (looked up again) first
+   * (docs/decisions/0091-credential-cache-checked-by-the-write.md).
+   */
   async record(
     tenant: TenantContext,
     input: PunchInput,
     idempotencyKey?: IdempotencyKeyUse,
+    cached?: CachedCredential,
   ): Promise<Replayable<Punch>> {
     try {
-      const recorded = await this.recordOne(tenant, input, idempotencyKey)
+      const recorded = await this.recordOne(tenant, input, idempotencyKey, cached)
       this.deps.metrics?.punch(recorded.replayed ? 'duplicate' : 'created')
       return recorded
     } catch (err) {
@@ -99,17 +113,20 @@ export class PunchService {
   }
 
   private async recordOne(
-    tenant: TenantContext,
+    given: TenantContext,
     input: PunchInput,
-    idempotencyKey?: IdempotencyKeyUse,
+    idempotencyKey: IdempotencyKeyUse | undefined,
+    cached: CachedCredential | undefined,
   ): Promise<Replayable<Punch>> {
     const now = this.deps.now()
     // Without a key there is no response to record with the punch: a new punch can be stored in
     // one statement. Whatever that does not store, the full path below answers.
     if (!idempotencyKey) {
-      const created = await insertNewPunch(this.deps, tenant, now, input)
+      const created = await insertNewPunch(this.deps, given, now, input, cached?.credential)
       if (created?.status === 'created') return { body: created.punch, replayed: false }
     }
+    // The full path checks nothing of the credential: a cached one is looked up first.
+    const tenant = cached ? await cached.verify() : given
     const keyed = { key: idempotencyKey, operation: 'POST /attendance/punches', body: input }
     return this.deps.idempotency.once<Punch, PunchStores>(tenant.id, keyed, async (recordResponse) => {
       const [outcome] = await ingestPunches(this.deps, tenant, now, [{ index: 0, input }], (s, o) =>

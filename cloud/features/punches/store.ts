@@ -1,4 +1,5 @@
 import { PostgresAdapter, sql } from 'kysely'
+import type { LiveCredentialCheck } from '../../auth/auth-context.js'
 import type { Executor } from '../../db/executor.js'
 import { PREPARED_MARK } from '../../db/named-statements.js'
 import type { AttendanceDirtyTable, PunchesTable, WebhookEventsTable } from '../../db/schema.js'
@@ -16,6 +17,24 @@ export interface PunchListFilter {
 }
 
 const CHUNK = 500
+
+/**
+ * A row when the cached credential is still live at `now` (the checks `authenticate` makes: not
+ * revoked, not expired, and for an access token its app not revoked) and its tenant's settings are
+ * still those the request was read with. Scoped to the tenant, like every statement.
+ */
+function liveCredential(tenantId: string, c: LiveCredentialCheck & { now: number }) {
+  const tenantUnchanged = sql`t.id = ${tenantId} and t.time_zone = ${c.timeZone}
+    and t.backfill_days = ${c.backfillDays}::integer`
+  return c.kind === 'api_key'
+    ? sql`select 1 from api_keys k join tenants t on t.id = k.tenant_id
+        where k.tenant_id = ${tenantId} and k.id = ${c.id} and k.revoked_at is null
+          and k.expires_at > ${c.now}::bigint and ${tenantUnchanged}`
+    : sql`select 1 from oauth_tokens k join oauth_apps a on a.id = k.app_id and a.tenant_id = k.tenant_id
+        join tenants t on t.id = k.tenant_id
+        where k.tenant_id = ${tenantId} and k.id = ${c.id} and k.revoked_at is null and a.revoked_at is null
+          and k.expires_at > ${c.now}::bigint and ${tenantUnchanged}`
+}
 
 export class PunchStore {
   constructor(private readonly db: Executor) {}
@@ -101,7 +120,9 @@ export class PunchStore {
    * yet; otherwise nothing is, and the answer is false: the caller's full path then says why (a
    * retry, a reused externalId, an employee not found or not active). The employee is read in the
    * statement, scoped to the tenant like every part of it
-   * (docs/decisions/0090-postgresql-hot-paths-in-one-statement.md).
+   * (docs/decisions/0090-postgresql-hot-paths-in-one-statement.md). With `credential`, the caller's
+   * credential came from the cache, and the statement writes only if it is still live at `now` and
+   * its tenant's settings are unchanged (docs/decisions/0091-credential-cache-checked-by-the-write.md).
    */
   /** Whether `insertNew` applies here (PostgreSQL): asked first, so SQLite builds nothing for it. */
   insertsInOneStatement(): boolean {
@@ -113,6 +134,7 @@ export class PunchStore {
     row: Omit<PunchRow, 'tenant_id' | 'employee_id'>,
     event: WebhookEventsTable,
     day: Omit<AttendanceDirtyTable, 'tenant_id'> | undefined,
+    credential?: LiveCredentialCheck & { now: number },
   ): Promise<boolean | undefined> {
     if (!this.insertsInOneStatement()) return undefined
     // Parameters in a SELECT list have no type of their own: the casts give them the columns'.
@@ -123,10 +145,12 @@ export class PunchStore {
           on conflict (tenant_id, employee_code, local_date) do update set queued_at = excluded.queued_at
         )`
       : sql``
+    const live = credential ? liveCredential(tenantId, credential) : undefined
     const result = await sql<{ inserted: number }>`${sql.raw(PREPARED_MARK)}
-      with employee as (
+      with ${live ? sql`cred as (${live}), ` : sql``}employee as (
         select id from employees
         where tenant_id = ${tenantId} and employee_code = ${row.employee_code} and status = 'ACTIVE'
+          ${live ? sql`and exists (select 1 from cred)` : sql``}
       ), punch as (
         insert into punches (id, tenant_id, employee_id, employee_code, punch_type, punched_at,
           received_at, device_id, source, external_id, fingerprint)

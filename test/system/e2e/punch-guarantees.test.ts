@@ -10,7 +10,7 @@
  *   the others replay the same punch, and one event is written per punch.
  * - **Revocation on the next request, on every instance**: an API key revoked through one instance,
  *   and an access token revoked through one instance, are refused by the other on its next request,
- *   however recently that instance let them in.
+ *   however recently that instance let them in, its punch route from its credential cache.
  * - **Tenant scoping across instances**: two tenants with the same employee codes and the same
  *   externalIds each get their own punches, and neither can read the other's.
  *
@@ -256,10 +256,12 @@ describe.each(KINDS)('the single-punch path [$kind]', ({ kind, skipReason }) => 
         { scopes: ['attendance:read', 'attendance:write'], rateLimitPerMinute: MAX_RATE_LIMIT_PER_MINUTE },
         TEST_ACTOR,
       )
-      // Both instances have just let the key in, several times.
+      // Both instances have just let the key in, several times, b to store punches: on PostgreSQL the
+      // punch route takes it from b's credential cache now (its insert checks it is still live).
       for (let i = 0; i < 5; i++) {
         expect(await get(a.url, reader.key, `${PUNCHES}?limit=1`)).toBe(200)
         expect(await get(b.url, reader.key, `${PUNCHES}?limit=1`)).toBe(200)
+        expect((await postPunch(b.url, reader.key, punchOf(fixture, i, `cached-key-${i}`))).status).toBe(201)
       }
       const revoke = await fetch(`${a.url}/api/console/v1/api-keys/${reader.id}/revoke`, {
         method: 'POST',
@@ -273,7 +275,7 @@ describe.each(KINDS)('the single-punch path [$kind]', ({ kind, skipReason }) => 
       // An access token of an OAuth app, granted and revoked through instance a, used on b.
       const app = await fixture.services.oauthApps.create(
         tenantId,
-        { name: 'payroll sync', scopes: ['attendance:read'] },
+        { name: 'payroll sync', scopes: ['attendance:read', 'attendance:write'] },
         TEST_ACTOR,
       )
       const client = { client_id: app.clientId, client_secret: app.clientSecret }
@@ -284,7 +286,10 @@ describe.each(KINDS)('the single-punch path [$kind]', ({ kind, skipReason }) => 
       })
       const { access_token: token } = (await granted.json()) as { access_token: string }
       expect(granted.status).toBe(200)
-      for (let i = 0; i < 5; i++) expect(await get(b.url, token, `${PUNCHES}?limit=1`)).toBe(200)
+      for (let i = 0; i < 5; i++) {
+        expect(await get(b.url, token, `${PUNCHES}?limit=1`)).toBe(200)
+        expect((await postPunch(b.url, token, punchOf(fixture, i, `cached-token-${i}`))).status).toBe(201)
+      }
       const revoked = await fetch(`${a.url}/api/oauth/revoke`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -292,6 +297,7 @@ describe.each(KINDS)('the single-punch path [$kind]', ({ kind, skipReason }) => 
       })
       expect(revoked.status, await revoked.text()).toBe(200)
       expect(await get(b.url, token, `${PUNCHES}?limit=1`)).toBe(401)
+      expect((await postPunch(b.url, token, punchOf(fixture, 0, 'revoked-token'))).status).toBe(401)
       await Promise.all([a.stop(), b.stop()])
     },
   )
