@@ -1,8 +1,23 @@
 import type { Executor } from '../../db/executor.js'
+import { prepareQuery } from '../../db/prepared-query.js'
 import type { AttendanceDirtyTable, AttendanceJobsTable } from '../../db/schema.js'
 
 /** Rows per INSERT: parameters stay well under SQLite's and PostgreSQL's limits. */
 const CHUNK = 200
+
+// The one day a single punch touches: built and compiled once (see prepareQuery).
+const enqueueOne = prepareQuery(
+  (db, tenantId: string, employeeCode: string, localDate: string, at: number) =>
+    db
+      .insertInto('attendance_dirty')
+      .values({ tenant_id: tenantId, employee_code: employeeCode, local_date: localDate, queued_at: at })
+      .onConflict((oc) =>
+        oc
+          .columns(['tenant_id', 'employee_code', 'local_date'])
+          .doUpdateSet((eb) => ({ queued_at: eb.ref('excluded.queued_at') })),
+      ),
+  ['tenant_id', 'employee_code', 'local_date', -1],
+)
 
 /**
  * The work the attendance engine has to do: the (employee, local date) pairs new punches touched,
@@ -17,6 +32,11 @@ export class AttendanceWorkStore {
     days: readonly { employeeCode: string; localDate: string }[],
     at: number,
   ): Promise<void> {
+    const [only] = days
+    if (days.length === 1 && only) {
+      await enqueueOne(this.db, tenantId, only.employeeCode, only.localDate, at)
+      return
+    }
     for (let i = 0; i < days.length; i += CHUNK) {
       await this.db
         .insertInto('attendance_dirty')

@@ -1,10 +1,22 @@
 import { sql } from 'kysely'
 import type { EmployeeInput } from '../../../shared/employee.js'
 import type { Executor } from '../../db/executor.js'
+import { prepareQuery } from '../../db/prepared-query.js'
 import type { EmployeesTable } from '../../db/schema.js'
 import { prefixEnd } from './employee-search.js'
 
 export type EmployeeRow = EmployeesTable
+
+// A single punch's employee: built and compiled once (see prepareQuery).
+const findByCode = prepareQuery(
+  (db, tenantId: string, code: string) =>
+    db
+      .selectFrom('employees')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('employee_code', '=', code),
+  ['tenant_id', 'employee_code'],
+)
 
 /** An employee's input as the columns that hold it. */
 export function employeeColumns(input: EmployeeInput) {
@@ -84,6 +96,7 @@ export class EmployeeStore {
   }
 
   async findByCodes(tenantId: string, codes: readonly string[]): Promise<EmployeeRow[]> {
+    if (codes.length === 1 && codes[0] !== undefined) return findByCode(this.db, tenantId, codes[0])
     const rows: EmployeeRow[] = []
     for (let i = 0; i < codes.length; i += CHUNK) {
       const chunk = codes.slice(i, i + CHUNK)

@@ -2,6 +2,7 @@ import { PostgresAdapter, sql } from 'kysely'
 import type { LiveCredentialCheck } from '../../auth/auth-context.js'
 import type { Executor } from '../../db/executor.js'
 import { PREPARED_MARK } from '../../db/named-statements.js'
+import { prepareQuery } from '../../db/prepared-query.js'
 import type { AttendanceDirtyTable, PunchesTable, WebhookEventsTable } from '../../db/schema.js'
 
 export type PunchRow = PunchesTable
@@ -17,6 +18,54 @@ export interface PunchListFilter {
 }
 
 const CHUNK = 500
+
+// A single punch on SQLite (PostgreSQL has its one statement): built and compiled once (see prepareQuery).
+const insertOne = prepareQuery(
+  (
+    db,
+    id: string,
+    tenantId: string,
+    employeeId: string,
+    employeeCode: string,
+    punchType: string,
+    punchedAt: number,
+    receivedAt: number,
+    deviceId: string | null,
+    source: string | null,
+    externalId: string | null,
+    fingerprint: string,
+  ) =>
+    db
+      .insertInto('punches')
+      .values({
+        id,
+        tenant_id: tenantId,
+        employee_id: employeeId,
+        employee_code: employeeCode,
+        punch_type: punchType,
+        punched_at: punchedAt,
+        received_at: receivedAt,
+        device_id: deviceId,
+        source,
+        external_id: externalId,
+        fingerprint,
+      })
+      .onConflict((oc) => oc.columns(['tenant_id', 'external_id']).doNothing())
+      .returning('id'),
+  [
+    'id',
+    'tenant_id',
+    'employee_id',
+    'employee_code',
+    'punch_type',
+    -1,
+    -2,
+    'device_id',
+    'source',
+    'external_id',
+    'fingerprint',
+  ],
+)
 
 /**
  * A row when the cached credential is still live at `now` (the checks `authenticate` makes: not
@@ -69,6 +118,24 @@ export class PunchStore {
    */
   async insertMany(tenantId: string, rows: readonly Omit<PunchRow, 'tenant_id'>[]): Promise<Set<string>> {
     if (this.db.getExecutor().adapter instanceof PostgresAdapter) return this.insertUnnested(tenantId, rows)
+    const [r] = rows
+    if (rows.length === 1 && r) {
+      const result = await insertOne(
+        this.db,
+        r.id,
+        tenantId,
+        r.employee_id,
+        r.employee_code,
+        r.punch_type,
+        r.punched_at,
+        r.received_at,
+        r.device_id,
+        r.source,
+        r.external_id,
+        r.fingerprint,
+      )
+      return new Set(result.map(({ id }) => id))
+    }
     const inserted = new Set<string>()
     for (let i = 0; i < rows.length; i += CHUNK) {
       const result = await this.db
