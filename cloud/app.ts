@@ -6,7 +6,6 @@ import Fastify, {
   type FastifyHttpOptions,
   type FastifyInstance,
   type FastifyServerOptions,
-  LogController,
 } from 'fastify'
 import type { Redis } from 'ioredis'
 import { pooledRandomBytes } from '../shared/random-pool.js'
@@ -20,6 +19,7 @@ import type { DatabaseHandle } from './db/database.js'
 import { pingDatabase } from './db/ping-database.js'
 import { healthRoutes } from './features/health/routes.js'
 import { refuseUnhonouredIdempotencyKeys } from './features/idempotency/unhonoured-key.js'
+import { AccessLogController } from './http/access-log-controller.js'
 import { consoleOrigin } from './http/session-guard.js'
 import { loggerOptions } from './logger-options.js'
 import { CloudMetrics } from './metrics/cloud-metrics.js'
@@ -133,7 +133,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   } as Partial<ServerTimeouts>)
   const serverOptions: FastifyHttpOptions<Server> = {
     genReqId: requestId,
-    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    logController: new AccessLogController({ requestIdLogLabel: 'requestId' }),
     bodyLimit: config.bodyLimitBytes,
     trustProxy: trustProxyOption(config.trustProxy),
     return503OnClosing: true,
