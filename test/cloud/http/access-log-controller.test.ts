@@ -1,22 +1,14 @@
-import { Writable } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../../cloud/app.js'
 import { loggerOptions } from '../../../cloud/logger-options.js'
 import { bearer, employee, TestCloud } from '../../support/cloud-harness.js'
-
-class Lines extends Writable {
-  readonly all: Record<string, unknown>[] = []
-  override _write(chunk: Buffer, _encoding: BufferEncoding, done: () => void): void {
-    for (const line of chunk.toString('utf8').split('\n')) if (line) this.all.push(JSON.parse(line))
-    done()
-  }
-}
+import { LogLines } from '../../support/log-lines.js'
 
 describe('the access log', () => {
   const cloud = new TestCloud('sqlite')
-  const lines = new Lines()
+  const lines = new LogLines()
   let app: FastifyInstance
   let tenantId: string
   let key: string

@@ -1,20 +1,11 @@
-import { Writable } from 'node:stream'
 import Fastify from 'fastify'
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bindRequestLog } from '../../../cloud/http/bind-request-log.js'
-
-/** Lines a pino logger wrote, parsed. */
-class Lines extends Writable {
-  readonly all: Record<string, unknown>[] = []
-  override _write(chunk: Buffer, _encoding: BufferEncoding, done: () => void): void {
-    for (const line of chunk.toString('utf8').split('\n')) if (line) this.all.push(JSON.parse(line))
-    done()
-  }
-}
+import { LogLines } from '../../support/log-lines.js'
 
 describe('bindRequestLog', () => {
-  const lines = new Lines()
+  const lines = new LogLines()
   const app = Fastify({ loggerInstance: pino({ level: 'info' }, lines) })
 
   beforeAll(async () => {
