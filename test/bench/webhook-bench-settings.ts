@@ -20,7 +20,9 @@ export interface WebhookBenchSettings {
   backlogEvents: number
   /**
    * The dispatcher's limits as `hajri-cloud serve` reads them (HAJRI_WEBHOOK_CONCURRENCY,
-   * HAJRI_WEBHOOK_ENDPOINT_CONCURRENCY, product defaults 16 and 1); the baselines keep to the same.
+   * HAJRI_WEBHOOK_ENDPOINT_CONCURRENCY, HAJRI_WEBHOOK_TENANT_CONCURRENCY, product defaults 16, 1 and
+   * 4); the baselines keep to the first two. The benchmark's endpoints are one tenant's, so the
+   * tenant's share bounds the 16-endpoint rate; raising it measures the dispatcher's own limit.
    */
   webhooks: WebhookSettings
 }
@@ -48,6 +50,7 @@ export function readWebhookBenchSettings(env: NodeJS.ProcessEnv = process.env): 
     webhooks: loadCloudConfig({
       HAJRI_WEBHOOK_CONCURRENCY: env.HAJRI_WEBHOOK_CONCURRENCY,
       HAJRI_WEBHOOK_ENDPOINT_CONCURRENCY: env.HAJRI_WEBHOOK_ENDPOINT_CONCURRENCY,
+      HAJRI_WEBHOOK_TENANT_CONCURRENCY: env.HAJRI_WEBHOOK_TENANT_CONCURRENCY,
     }).webhooks,
   }
 }

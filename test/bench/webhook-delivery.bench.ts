@@ -99,6 +99,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
           database.secretKey,
           String(webhooks.concurrency),
           String(webhooks.endpointConcurrency),
+          String(webhooks.tenantConcurrency),
         ],
         profileDirectory,
       }).catch(async (err: unknown) => {
@@ -363,6 +364,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
     method:
       'The cloud as `hajri-cloud serve` starts it (cloud/server.ts, dispatcher on, HAJRI_WEBHOOK_ALLOWLIST=127.0.0.1, ' +
       `HAJRI_WEBHOOK_CONCURRENCY=${webhooks.concurrency}, HAJRI_WEBHOOK_ENDPOINT_CONCURRENCY=${webhooks.endpointConcurrency}, ` +
+      `HAJRI_WEBHOOK_TENANT_CONCURRENCY=${webhooks.tenantConcurrency} (each scenario's endpoints are one tenant's), ` +
       `${dialect === 'sqlite' ? 'temporary SQLite file' : 'throwaway schema in PostgreSQL'}) in a child process; ` +
       'a receiver answering 204 at once (test/support WebhookReceiver) in another. Per round, with the endpoints ' +
       'paused, a backlog of punches is POSTed to /punches/batch (500 a request) and fanned out (not timed); then the ' +

@@ -94,6 +94,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
           database.secretKey,
           String(webhooks.concurrency),
           String(webhooks.endpointConcurrency),
+          String(webhooks.tenantConcurrency),
         ],
         profileDirectory,
       })

@@ -9,13 +9,14 @@ import { runInChild } from './serve-in-child.js'
  * deliveries allowed to the loopback receiver (HAJRI_WEBHOOK_ALLOWLIST=127.0.0.1, as in development).
  * argv: the database URL (seeded by the parent), HAJRI_SECRET_KEY (the throwaway key the parent sealed
  * the signing secrets with: PostgreSQL has no default), HAJRI_WEBHOOK_CONCURRENCY,
- * HAJRI_WEBHOOK_ENDPOINT_CONCURRENCY. Speaks ServerProcess' IPC (runInChild).
+ * HAJRI_WEBHOOK_ENDPOINT_CONCURRENCY, HAJRI_WEBHOOK_TENANT_CONCURRENCY. Speaks ServerProcess' IPC
+ * (runInChild).
  */
 await runInChild(async () => {
-  const [url, secretKey, concurrency, endpointConcurrency] = process.argv.slice(2)
-  if (!url || !secretKey || !concurrency || !endpointConcurrency)
+  const [url, secretKey, concurrency, endpointConcurrency, tenantConcurrency] = process.argv.slice(2)
+  if (!url || !secretKey || !concurrency || !endpointConcurrency || !tenantConcurrency)
     throw new Error(
-      'usage: webhook-cloud-server.ts <database url> <secret key> <concurrency> <endpoint concurrency>',
+      'usage: webhook-cloud-server.ts <database url> <secret key> <concurrency> <endpoint concurrency> <tenant concurrency>',
     )
   const config = loadCloudConfig({
     HAJRI_DATABASE_URL: url,
@@ -26,6 +27,7 @@ await runInChild(async () => {
     HAJRI_WEBHOOK_ALLOWLIST: '127.0.0.1',
     HAJRI_WEBHOOK_CONCURRENCY: concurrency,
     HAJRI_WEBHOOK_ENDPOINT_CONCURRENCY: endpointConcurrency,
+    HAJRI_WEBHOOK_TENANT_CONCURRENCY: tenantConcurrency,
   })
   return startServer(config, pino({ level: 'silent' }))
 })
