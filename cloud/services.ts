@@ -51,7 +51,7 @@ export interface ServiceOptions {
  * the HTTP app, the CLI and the tests, so that each is built the same way everywhere.
  */
 export function createServices(
-  database: Pick<DatabaseHandle, 'db' | 'dialect' | 'transact' | 'secretBox'>,
+  database: Pick<DatabaseHandle, 'db' | 'dialect' | 'transact' | 'secretBox' | 'watchChanges'>,
   options: ServiceOptions | (() => number) = {},
 ) {
   const {
@@ -75,6 +75,9 @@ export function createServices(
   const apiKeys = new ApiKeyService({ stores, audit, outbox, now })
   const tokens = new TokenService({ stores, audit, now })
   const urlPolicy = new WebhookUrlPolicy(webhooks.allowlist)
+  // What a credential lookup reads (db/credential-table.ts, features/oauth/token-store.ts):
+  // docs/decisions/0092-sqlite-credential-cache-told-by-the-database.md.
+  const credentialChanges = database.watchChanges?.(['api_keys', 'oauth_tokens', 'oauth_apps', 'tenants'])
   return {
     audit,
     adminTokens: new AdminTokenService({ stores, audit, now }),
@@ -86,12 +89,16 @@ export function createServices(
     tokens,
     urlPolicy,
     oauthApps: new OAuthAppService({ stores, audit, outbox, now }),
-    // Only where a punch's insert can check a cached credential in its own statement (PostgreSQL,
-    // where a lookup is a round trip of its own): docs/decisions/0091-credential-cache-checked-by-the-write.md.
     authenticator: new BearerAuthenticator({
       apiKeys,
       tokens,
-      cache: stores.read.punches.insertsInOneStatement() ? new CredentialCache<AuthContext>() : undefined,
+      // On SQLite, told of every change (0092); on PostgreSQL, only where a punch's insert checks a
+      // cached credential in its own statement (docs/decisions/0091-credential-cache-checked-by-the-write.md).
+      cache:
+        credentialChanges || stores.read.punches.insertsInOneStatement()
+          ? new CredentialCache<AuthContext>({ clock: () => now() / 1000 })
+          : undefined,
+      changes: credentialChanges,
     }),
     tenants: new TenantService({ stores, owners: new ConsoleOwnerAccounts() }),
     employees: new EmployeeService({ stores, outbox, now }),

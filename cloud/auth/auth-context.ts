@@ -14,6 +14,12 @@ export interface AuthContext {
     rateLimitKey: string
   }
   /**
+   * When this lookup must be made again at the latest (microseconds since the epoch): the
+   * credential's expiry, or when its last use is next due to be recorded. A cached lookup is not
+   * reused past it.
+   */
+  lookUpAgainAt?: number
+  /**
    * Set when the credential came from the cache of recent lookups rather than from the database on
    * this request: only a route whose write checks, in the same statement, that it is still live may
    * act on it (docs/decisions/0091-credential-cache-checked-by-the-write.md).

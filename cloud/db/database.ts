@@ -14,6 +14,7 @@ import { nameMarkedStatements } from './named-statements.js'
 import type { Database } from './schema.js'
 import { SecretBox } from './secret-box.js'
 import { loadSecretKey, type SecretKeySettings } from './secret-key.js'
+import { type ChangeCounter, sqliteChangeCounter } from './sqlite-change-counter.js'
 import { SqliteConnection } from './sqlite-connection.js'
 import { openWalFile, type SyncableFile, WalSync } from './wal-sync.js'
 
@@ -36,6 +37,12 @@ export interface DatabaseHandle {
   secretBox(): SecretBox
   /** Where the data lives, for logs; a PostgreSQL URL's password is left out. */
   describe: string
+  /**
+   * On SQLite, a counter that moves whenever a row of these tables may have changed, by this process
+   * or another (sqlite-change-counter.ts); one per set of tables. Undefined on PostgreSQL, where
+   * other instances' changes cannot be known without asking.
+   */
+  watchChanges?(tables: readonly string[]): ChangeCounter
   /** The PostgreSQL pool's connections as of now, for the metrics (undefined on SQLite). */
   poolStats?(): { total: number; idle: number; waiting: number }
   close(): Promise<void>
@@ -108,9 +115,19 @@ export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Da
       dialect: new SqliteDialect({ database: connection }),
       log: queryLog(options),
     })
+    const counters = new Map<string, ChangeCounter>()
     return {
       db,
       dialect: 'sqlite',
+      watchChanges: (tables) => {
+        const key = [...tables].sort().join(',')
+        let counter = counters.get(key)
+        if (!counter) {
+          counter = sqliteChangeCounter(sqlite, tables)
+          counters.set(key, counter)
+        }
+        return counter
+      },
       durable: () => wal?.durable() ?? Promise.resolve(),
       transact: transactionRunner(db, 'sqlite'),
       secretBox,

@@ -114,7 +114,10 @@ export class ApiKeyService {
     return (await this.deps.stores.read.apiKeys.list(tenantId)).map((row) => toSummary(row, now))
   }
 
-  /** Revokes a key; the very next request with it is refused (no credential is cached). */
+  /**
+   * Revokes a key; the very next request with it is refused: no cached lookup outlives it
+   * (docs/decisions/0092-sqlite-credential-cache-told-by-the-database.md).
+   */
   async revoke(tenantId: string, id: string, actor: Actor): Promise<ApiKeySummary> {
     const now = this.deps.now()
     const summary = await this.deps.stores.transaction(async (s) => {
@@ -143,12 +146,17 @@ export class ApiKeyService {
     const row = await store.findByHashForAuthentication(hashApiKey(token))
     const now = this.deps.now()
     if (!row || row.revoked_at !== null || row.expires_at <= now) return undefined
-    if (row.last_used_at === null || row.last_used_at < now - LAST_USED_RESOLUTION_MICROS) {
+    let lastUsed = row.last_used_at
+    if (lastUsed === null || lastUsed < now - LAST_USED_RESOLUTION_MICROS) {
       await store.touch(row.tenant_id, row.id, now)
+      lastUsed = now
     }
-    return credentialAuthContext(row, 'api_key', {
+    const auth = credentialAuthContext(row, 'api_key', {
       perMinute: row.rate_limit_per_minute,
       key: `key:${row.id}`,
     })
+    // Looked up again, and its use recorded, once the minute is up, even with a cached lookup.
+    const touchDue = lastUsed + LAST_USED_RESOLUTION_MICROS + 1
+    return { ...auth, lookUpAgainAt: Math.min(row.expires_at, touchDue) }
   }
 }

@@ -20,7 +20,7 @@ export function tenantOfCredential(row: CredentialWithTenant): TenantContext {
  * counts: the API key itself, or the OAuth app all of whose tokens share one limit).
  */
 export function credentialAuthContext(
-  row: CredentialWithTenant & { id: string; scopes: string },
+  row: CredentialWithTenant & { id: string; scopes: string; expires_at: number },
   kind: AuthContext['credential']['kind'],
   rateLimit: { perMinute: number; key: string },
 ): AuthContext {
@@ -33,5 +33,6 @@ export function credentialAuthContext(
       rateLimitPerMinute: rateLimit.perMinute,
       rateLimitKey: rateLimit.key,
     },
+    lookUpAgainAt: row.expires_at,
   }
 }

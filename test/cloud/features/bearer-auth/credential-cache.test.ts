@@ -25,6 +25,24 @@ describe('CredentialCache', () => {
     expect(cache.size).toBe(2)
   })
 
+  it('never keeps an entry past the time it is given (a credential expiring sooner than its time)', () => {
+    let now = 1_000
+    const cache = new CredentialCache<string>({ ttlMs: 500, clock: () => now })
+    cache.set('hjk_secret', 'context', 1_200)
+    now += 199
+    expect(cache.get('hjk_secret')).toBe('context')
+    now += 1
+    expect(cache.get('hjk_secret')).toBeUndefined()
+  })
+
+  it('forgets everything on clear', () => {
+    const cache = new CredentialCache<number>()
+    cache.set('a', 1)
+    cache.set('b', 2)
+    cache.clear()
+    expect([cache.get('a'), cache.get('b'), cache.size]).toEqual([undefined, undefined, 0])
+  })
+
   it('forgets a secret on delete', () => {
     const cache = new CredentialCache<number>()
     cache.set('a', 1)

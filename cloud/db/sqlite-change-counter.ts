@@ -1,0 +1,86 @@
+import type { Database as BetterSqlite } from 'better-sqlite3'
+
+/**
+ * Says whether rows of some tables may have changed, in this process or in any other that writes
+ * the same database file (docs/decisions/0092-sqlite-credential-cache-told-by-the-database.md).
+ */
+export interface ChangeCounter {
+  /**
+   * A number that moves whenever a row of the watched tables may have been updated or deleted since
+   * the last call, committed or not; undefined when it cannot tell, which a caller treats as a
+   * change.
+   */
+  version(): number | undefined
+}
+
+let counters = 0
+
+/**
+ * A {@link ChangeCounter} on one better-sqlite3 connection. Changes made through this connection
+ * are heard by TEMP triggers (they exist on this connection only, so nothing is added to the file
+ * and no other program that opens it needs our function) that call back into this process on every
+ * UPDATE or DELETE of a watched table, before the statement returns. Changes committed by any other
+ * connection move SQLite's `data_version`, which this connection reads afresh on each call
+ * (https://www.sqlite.org/pragma.html#pragma_data_version). A change of the schema (a migration,
+ * here or elsewhere) may have dropped the triggers with their tables: `schema_version` moving
+ * installs them again, and counts as a change.
+ *
+ * While a transaction is open on the connection the versions read are those of its snapshot, not
+ * of the file, so the counter cannot tell and says undefined.
+ */
+export function sqliteChangeCounter(sqlite: BetterSqlite, tables: readonly string[]): ChangeCounter {
+  const id = ++counters
+  const callback = `hajri_rows_changed_${id}`
+  let epoch = 0
+  sqlite.function(callback, { deterministic: false }, () => {
+    epoch++
+    return null
+  })
+  const versions = sqlite.prepare<[], { data: number; schema: number }>(
+    'SELECT d.data_version AS data, s.schema_version AS schema FROM pragma_data_version d, pragma_schema_version s',
+  )
+  let installedAtSchema: number | undefined
+  let lastData: number | undefined
+
+  function install(): boolean {
+    try {
+      sqlite.transaction(() => {
+        for (const table of tables) {
+          for (const event of ['UPDATE', 'DELETE']) {
+            const name = `hajri_watch_${id}_${table}_${event.toLowerCase()}`
+            sqlite.exec(`DROP TRIGGER IF EXISTS temp.${name}`)
+            sqlite.exec(
+              `CREATE TEMP TRIGGER ${name} AFTER ${event} ON main.${table} BEGIN SELECT ${callback}(); END`,
+            )
+          }
+        }
+      })()
+      return true
+    } catch {
+      // A table not there yet (the database not migrated): nothing to watch, nothing to trust.
+      return false
+    }
+  }
+
+  return {
+    version() {
+      if (sqlite.inTransaction) return undefined
+      const now = versions.get()
+      if (!now) return undefined
+      if (now.schema !== installedAtSchema) {
+        epoch++
+        if (!install()) {
+          installedAtSchema = undefined
+          return undefined
+        }
+        // Installing the triggers moved the schema's version: the one they were installed at.
+        installedAtSchema = versions.get()?.schema
+      }
+      if (now.data !== lastData) {
+        lastData = now.data
+        epoch++
+      }
+      return epoch
+    },
+  }
+}
