@@ -1,9 +1,10 @@
+import { BatchedCall } from '../../../shared/batched-call.js'
 import { newId } from '../../../shared/ids.js'
 import type { UnitOfWork } from '../../db/unit-of-work.js'
 import type { WebhookSettings } from '../../settings/webhook-settings.js'
 import type { AuditService } from '../audit/service.js'
 import type { AuditStore } from '../audit/store.js'
-import type { DeliveryRow, DeliveryStore } from './delivery-store.js'
+import type { DeliveryRow, DeliveryStore, SuccessfulAttempt } from './delivery-store.js'
 import type { EndpointRow, EndpointStore } from './endpoint-store.js'
 import type { WebhookOutbox } from './outbox.js'
 import type { OutboxStore } from './outbox-store.js'
@@ -26,7 +27,10 @@ export type RecordedOutcome =
 
 /** The stores an attempt's outcome is written through. */
 export interface AttemptStores {
-  deliveries: Pick<DeliveryStore, 'update' | 'insertAttempt' | 'recordSuccess'>
+  deliveries: Pick<
+    DeliveryStore,
+    'update' | 'insertAttempt' | 'recordsSuccessesInOneStatement' | 'recordSuccesses'
+  >
   endpoints: Pick<EndpointStore, 'get' | 'update'>
   audit: AuditStore
   outbox: OutboxStore
@@ -50,7 +54,20 @@ export interface AttemptRecorderOptions {
  * all in one transaction, under the claim the attempt was made with.
  */
 export class AttemptRecorder {
-  constructor(private readonly options: AttemptRecorderOptions) {}
+  /**
+   * PostgreSQL: the successes of attempts that finish together (to different endpoints, of any
+   * tenants) are written by one statement and one commit. Each attempt still waits for its own to
+   * be written before its endpoint's next delivery is sent, as it would alone: the order of each
+   * endpoint and what a crash may re-send are unchanged.
+   */
+  private readonly successes: BatchedCall<
+    SuccessfulAttempt,
+    { owned: boolean; endpointStatus: string | null }
+  >
+
+  constructor(private readonly options: AttemptRecorderOptions) {
+    this.successes = new BatchedCall((batch) => options.stores.read.deliveries.recordSuccesses(batch))
+  }
 
   async record(
     delivery: DeliveryRow,
@@ -72,11 +89,13 @@ export class AttemptRecorder {
       response_body: result.body,
       error: result.error,
     }
-    // A success, the common case, is one statement where the database can (one round trip rather
-    // than a transaction of five); it writes what the transaction below would.
-    const written = succeeded
-      ? await this.options.stores.read.deliveries.recordSuccess(delivery, lease, attempt, at)
-      : undefined
+    // A success, the common case, is one statement shared with the successes that finish with it
+    // where the database can (one round trip rather than a transaction of five each); it writes
+    // what the transaction below would.
+    const written =
+      succeeded && this.options.stores.read.deliveries.recordsSuccessesInOneStatement()
+        ? await this.successes.call({ delivery, lease, attempt, at })
+        : undefined
     if (written) {
       return written.owned
         ? { recorded: true, endpointActive: written.endpointStatus === 'active' }
