@@ -69,12 +69,9 @@ export function sqliteChangeCounter(sqlite: BetterSqlite, tables: readonly strin
       if (!now) return undefined
       if (now.schema !== installedAtSchema) {
         epoch++
-        if (!install()) {
-          installedAtSchema = undefined
-          return undefined
-        }
-        // Installing the triggers moved the schema's version: the one they were installed at.
-        installedAtSchema = versions.get()?.schema
+        // TEMP triggers are in the temp schema: installing them leaves main's version as it is.
+        installedAtSchema = install() ? now.schema : undefined
+        if (installedAtSchema === undefined) return undefined
       }
       if (now.data !== lastData) {
         lastData = now.data
