@@ -75,9 +75,16 @@ export function createServices(
   const apiKeys = new ApiKeyService({ stores, audit, outbox, now })
   const tokens = new TokenService({ stores, audit, now })
   const urlPolicy = new WebhookUrlPolicy(webhooks.allowlist)
-  // What a credential lookup reads (db/credential-table.ts, features/oauth/token-store.ts):
-  // docs/decisions/0092-sqlite-credential-cache-told-by-the-database.md.
-  const credentialChanges = database.watchChanges?.(['api_keys', 'oauth_tokens', 'oauth_apps', 'tenants'])
+  // What a credential lookup reads (db/credential-table.ts, features/oauth/token-store.ts), but for
+  // bookkeeping it does not act on: a key's last use (it bounds a cached lookup by lookUpAgainAt) and
+  // a tenant's last change time, moved by every change to its directory and days
+  // (docs/decisions/0093-sqlite-single-punch-checks-its-credential.md).
+  const credentialChanges = database.watchChanges?.({
+    api_keys: ['last_used_at'],
+    oauth_tokens: [],
+    oauth_apps: [],
+    tenants: ['last_change_us'],
+  })
   return {
     audit,
     adminTokens: new AdminTokenService({ stores, audit, now }),

@@ -14,7 +14,7 @@ import { nameMarkedStatements } from './named-statements.js'
 import type { Database } from './schema.js'
 import { SecretBox } from './secret-box.js'
 import { loadSecretKey, type SecretKeySettings } from './secret-key.js'
-import { type ChangeCounter, sqliteChangeCounter } from './sqlite-change-counter.js'
+import { type ChangeCounter, sqliteChangeCounter, type WatchedTables } from './sqlite-change-counter.js'
 import { SqliteConnection } from './sqlite-connection.js'
 import { openWalFile, type SyncableFile, WalSync } from './wal-sync.js'
 
@@ -42,7 +42,7 @@ export interface DatabaseHandle {
    * or another (sqlite-change-counter.ts); one per set of tables. Undefined on PostgreSQL, where
    * other instances' changes cannot be known without asking.
    */
-  watchChanges?(tables: readonly string[]): ChangeCounter
+  watchChanges?(tables: WatchedTables): ChangeCounter
   /** The PostgreSQL pool's connections as of now, for the metrics (undefined on SQLite). */
   poolStats?(): { total: number; idle: number; waiting: number }
   close(): Promise<void>
@@ -120,7 +120,7 @@ export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Da
       db,
       dialect: 'sqlite',
       watchChanges: (tables) => {
-        const key = [...tables].sort().join(',')
+        const key = JSON.stringify(Object.entries(tables).sort(([a], [b]) => a.localeCompare(b)))
         let counter = counters.get(key)
         if (!counter) {
           counter = sqliteChangeCounter(sqlite, tables)

@@ -13,11 +13,19 @@ export interface ChangeCounter {
   version(): number | undefined
 }
 
+/**
+ * The tables to watch, each with the columns whose updates alone are not a change: bookkeeping a
+ * reader of the table does not act on (a key's last use, recorded once a minute, or a tenant's last
+ * change time, moved by every change to its directory or its days). Every other column counts,
+ * including one added later.
+ */
+export type WatchedTables = Readonly<Record<string, readonly string[]>>
+
 let counters = 0
 
 /**
  * A {@link ChangeCounter} on one better-sqlite3 connection. Changes made through this connection
- * are heard by TEMP triggers (they exist on this connection only, so nothing is added to the file
+ * (updates of any column not ignored, and deletes) are heard by TEMP triggers (they exist on this connection only, so nothing is added to the file
  * and no other program that opens it needs our function) that call back into this process on every
  * UPDATE or DELETE of a watched table, before the statement returns. Changes committed by any other
  * connection move SQLite's `data_version`, which this connection reads afresh on each call
@@ -28,7 +36,7 @@ let counters = 0
  * While a transaction is open on the connection the versions read are those of its snapshot, not
  * of the file, so the counter cannot tell and says undefined.
  */
-export function sqliteChangeCounter(sqlite: BetterSqlite, tables: readonly string[]): ChangeCounter {
+export function sqliteChangeCounter(sqlite: BetterSqlite, tables: WatchedTables): ChangeCounter {
   const id = ++counters
   const callback = `hajri_rows_changed_${id}`
   let epoch = 0
@@ -45,12 +53,25 @@ export function sqliteChangeCounter(sqlite: BetterSqlite, tables: readonly strin
   function install(): boolean {
     try {
       sqlite.transaction(() => {
-        for (const table of tables) {
-          for (const event of ['UPDATE', 'DELETE']) {
-            const name = `hajri_watch_${id}_${table}_${event.toLowerCase()}`
+        for (const [table, ignored] of Object.entries(tables)) {
+          const columns = sqlite
+            .prepare<[string], string>('SELECT name FROM pragma_table_info(?)')
+            .pluck()
+            .all(table)
+          if (columns.length === 0) throw new Error(`no table ${table}`)
+          // UPDATE OF: fires when the statement sets any of these columns (https://www.sqlite.org/lang_createtrigger.html).
+          const updateOf = columns
+            .filter((c) => !ignored.includes(c))
+            .map((c) => `"${c}"`)
+            .join(', ')
+          for (const [event, on] of [
+            ['update', `UPDATE OF ${updateOf}`],
+            ['delete', 'DELETE'],
+          ]) {
+            const name = `hajri_watch_${id}_${table}_${event}`
             sqlite.exec(`DROP TRIGGER IF EXISTS temp.${name}`)
             sqlite.exec(
-              `CREATE TEMP TRIGGER ${name} AFTER ${event} ON main.${table} BEGIN SELECT ${callback}(); END`,
+              `CREATE TEMP TRIGGER ${name} AFTER ${on} ON main.${table} BEGIN SELECT ${callback}(); END`,
             )
           }
         }

@@ -20,10 +20,11 @@ export interface CredentialChanges {
  * - with a cache and `changes` (SQLite), `authenticate` answers from recent lookups only while the
  *   database says no credential has changed since, and looks up otherwise
  *   (docs/decisions/0092-sqlite-credential-cache-told-by-the-database.md);
- * - with a cache alone (PostgreSQL), `authenticate` always asks the database, and
- *   `authenticateCached` may answer from recent lookups instead, marked `fromCache`: only for a
- *   route whose write checks the credential in its own statement
- *   (docs/decisions/0091-credential-cache-checked-by-the-write.md).
+ * - with a cache alone (PostgreSQL), `authenticate` always asks the database;
+ * - with a cache, on either database, `authenticateCached` answers from recent lookups, marked
+ *   `fromCache`, without asking anything: only for a route whose write checks the credential itself
+ *   (docs/decisions/0091-credential-cache-checked-by-the-write.md,
+ *   docs/decisions/0093-sqlite-single-punch-checks-its-credential.md).
  */
 export class BearerAuthenticator {
   /** The version of `changes` the cache's entries were looked up at. */
@@ -59,8 +60,7 @@ export class BearerAuthenticator {
   }
 
   async authenticateCached(token: string): Promise<AuthContext | undefined> {
-    // Told of every change, the cache's answers are the database's: authenticate uses them already.
-    if (this.deps.changes) return this.authenticate(token)
+    // No question to the database at all, not even whether anything changed: the write checks.
     const cached = this.deps.cache?.get(token)
     return cached ? { ...cached, fromCache: true } : this.authenticate(token)
   }

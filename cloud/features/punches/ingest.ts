@@ -15,7 +15,10 @@ import type { PunchRow, PunchStore } from './store.js'
 /** The stores an ingest uses. */
 export interface IngestStores {
   employees: Pick<EmployeeStore, 'findByCodes'>
-  punches: Pick<PunchStore, 'findByExternalIds' | 'insertMany' | 'insertNew' | 'insertsInOneStatement'>
+  punches: Pick<
+    PunchStore,
+    'findByExternalIds' | 'insertMany' | 'insertNew' | 'insertNewFromEmployee' | 'insertsInOneStatement'
+  >
   outbox: OutboxStore
   attendanceWork: Pick<AttendanceWorkStore, 'enqueue'>
 }

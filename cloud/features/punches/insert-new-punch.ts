@@ -11,15 +11,18 @@ import { punchFingerprint } from './punch-fingerprint.js'
 
 /**
  * The first try of a single punch sent without an Idempotency-Key, the common case: stored with its
- * event and its day in one statement where the database can (PunchStore.insertNew), rather than an
- * employee lookup and a transaction of five round trips. It answers only for a punch it stored.
- * Anything else (another database, a time out of range, a correction, an employee not found or not
- * active, an externalId already stored) is undefined, and `ingestPunches` answers it, as it would
- * have anyway: the promises are the same (a punch stored once per externalId, with its event, and
- * durable when this returns), since the statement writes everything or nothing, and commits alone.
- * With `credential` (the caller's came from the cache) the statement also checks it is still live,
- * and writes nothing if not: the caller then looks it up before anything else
- * (docs/decisions/0091-credential-cache-checked-by-the-write.md).
+ * event and its day without the employee lookup and the general machinery of `ingestPunches`. On
+ * PostgreSQL that is one statement (PunchStore.insertNew), rather than a transaction of five round
+ * trips; on SQLite, the punch inserted from its employee's row, then its event and day, in one unit
+ * of the shared transaction (PunchStore.insertNewFromEmployee). It answers only for a punch it
+ * stored. Anything else (a time out of range, a correction, an employee not found or not active, an
+ * externalId already stored) is undefined, and `ingestPunches` answers it, as it would have anyway:
+ * the promises are the same (a punch stored once per externalId, with its event, and durable when
+ * the response is sent), since the punch, its event and its day are written together or not at all.
+ * With `credential` (the caller's came from the cache) the write also checks it is still live, and
+ * writes nothing if not: the caller then looks it up before anything else
+ * (docs/decisions/0091-credential-cache-checked-by-the-write.md,
+ * docs/decisions/0093-sqlite-single-punch-checks-its-credential.md).
  */
 export async function insertNewPunch(
   deps: { stores: UnitOfWork<IngestStores>; outbox: WebhookOutbox; attendance: AttendanceQueue },
@@ -28,8 +31,6 @@ export async function insertNewPunch(
   input: PunchInput,
   credential?: LiveCredentialCheck,
 ): Promise<Outcome | undefined> {
-  // Nothing is built where the statement does not apply (SQLite): the transaction path builds it.
-  if (!deps.stores.read.punches.insertsInOneStatement()) return undefined
   const punchedAt = input.punchedAt == null ? null : (parseTimestamp(input.punchedAt) ?? null)
   const at = punchedAt ?? now
   if (manualPunchError(input, false) || punchedAtError(at, now, tenant)) return undefined
@@ -48,13 +49,22 @@ export async function insertNewPunch(
   const [event] = deps.outbox.rows(tenant.id, [{ type: 'attendance.punch.created', data: punch }])
   const [day] = deps.attendance.days(tenant, [{ employeeCode: row.employee_code, punchedAt: at }])
   if (!event) return undefined
-  const inserted = await deps.stores.read.punches.insertNew(
-    tenant.id,
-    row,
-    event,
-    day && { employee_code: day.employeeCode, local_date: day.localDate, queued_at: now },
-    credential && { ...credential, now },
-  )
+  const check = credential && { ...credential, now }
+  const { punches } = deps.stores.read
+  const inserted = punches.insertsInOneStatement()
+    ? await punches.insertNew(
+        tenant.id,
+        row,
+        event,
+        day && { employee_code: day.employeeCode, local_date: day.localDate, queued_at: now },
+        check,
+      )
+    : await deps.stores.transaction(async (s) => {
+        if (!(await s.punches.insertNewFromEmployee(tenant.id, row, check))) return false
+        await s.outbox.insertEvents([event])
+        if (day) await s.attendanceWork.enqueue(tenant.id, [day], now)
+        return true
+      })
   if (!inserted) return undefined
   deps.outbox.committed()
   deps.attendance.committed()

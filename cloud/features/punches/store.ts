@@ -1,4 +1,4 @@
-import { PostgresAdapter, sql } from 'kysely'
+import { PostgresAdapter, type RawBuilder, sql } from 'kysely'
 import type { LiveCredentialCheck } from '../../auth/auth-context.js'
 import type { Executor } from '../../db/executor.js'
 import { PREPARED_MARK } from '../../db/named-statements.js'
@@ -70,19 +70,106 @@ const insertOne = prepareQuery(
 /**
  * A row when the cached credential is still live at `now` (the checks `authenticate` makes: not
  * revoked, not expired, and for an access token its app not revoked) and its tenant's settings are
- * still those the request was read with. Scoped to the tenant, like every statement.
+ * still those the request was read with. Scoped to the tenant (a value, or a column already bound to
+ * it), like every statement. Every parameter is compared with a column, which gives it its type on
+ * PostgreSQL, so the same text serves SQLite.
  */
-function liveCredential(tenantId: string, c: LiveCredentialCheck & { now: number }) {
-  const tenantUnchanged = sql`t.id = ${tenantId} and t.time_zone = ${c.timeZone}
-    and t.backfill_days = ${c.backfillDays}::integer`
+function liveCredential(tenant: string | RawBuilder<unknown>, c: LiveCredentialCheck & { now: number }) {
+  const tenantUnchanged = sql`t.time_zone = ${c.timeZone} and t.backfill_days = ${c.backfillDays}`
   return c.kind === 'api_key'
     ? sql`select 1 from api_keys k join tenants t on t.id = k.tenant_id
-        where k.tenant_id = ${tenantId} and k.id = ${c.id} and k.revoked_at is null
-          and k.expires_at > ${c.now}::bigint and ${tenantUnchanged}`
+        where k.tenant_id = ${tenant} and k.id = ${c.id} and k.revoked_at is null
+          and k.expires_at > ${c.now} and ${tenantUnchanged}`
     : sql`select 1 from oauth_tokens k join oauth_apps a on a.id = k.app_id and a.tenant_id = k.tenant_id
         join tenants t on t.id = k.tenant_id
-        where k.tenant_id = ${tenantId} and k.id = ${c.id} and k.revoked_at is null and a.revoked_at is null
-          and k.expires_at > ${c.now}::bigint and ${tenantUnchanged}`
+        where k.tenant_id = ${tenant} and k.id = ${c.id} and k.revoked_at is null and a.revoked_at is null
+          and k.expires_at > ${c.now} and ${tenantUnchanged}`
+}
+
+type NewPunch = [
+  id: string,
+  punchType: string,
+  punchedAt: number,
+  receivedAt: number,
+  deviceId: string | null,
+  source: string | null,
+  externalId: string | null,
+  fingerprint: string,
+  tenantId: string,
+  employeeCode: string,
+]
+type CachedCaller = [credentialId: string, now: number, timeZone: string, backfillDays: number]
+
+// Placeholders in the order the statements below use them (see prepareQuery).
+const NEW_PUNCH: NewPunch = [
+  'id',
+  'punch_type',
+  -1,
+  -2,
+  'device_id',
+  'source',
+  'external_id',
+  'fingerprint',
+  'tenant_id',
+  'employee_code',
+]
+const CACHED_CALLER: CachedCaller = ['credential_id', -3, 'time_zone', -4]
+
+/**
+ * SQLite's single punch (PostgreSQL's is insertNew's one statement): inserted from its employee's
+ * row, so only for an active employee of the tenant, and, with a cached caller, only while that
+ * credential is live.
+ */
+function newPunchFromEmployee(db: Executor, punch: NewPunch, cached?: LiveCredentialCheck & { now: number }) {
+  const [
+    id,
+    punchType,
+    punchedAt,
+    receivedAt,
+    deviceId,
+    source,
+    externalId,
+    fingerprint,
+    tenantId,
+    employeeCode,
+  ] = punch
+  const live = cached ? sql`and exists (${liveCredential(sql.ref('e.tenant_id'), cached)})` : sql``
+  // SQLite would read an ON CONFLICT after a SELECT with no WHERE as part of a join: this one has one.
+  const query = sql<{ id: string }>`
+    insert into punches (id, tenant_id, employee_id, employee_code, punch_type, punched_at,
+      received_at, device_id, source, external_id, fingerprint)
+    select ${id}, e.tenant_id, e.id, e.employee_code, ${punchType}, ${punchedAt}, ${receivedAt},
+      ${deviceId}, ${source}, ${externalId}, ${fingerprint}
+    from employees e
+    where e.tenant_id = ${tenantId} and e.employee_code = ${employeeCode} and e.status = 'ACTIVE' ${live}
+    on conflict (tenant_id, external_id) do nothing
+    returning id`
+  return { compile: () => query.compile(db) }
+}
+
+// Built and compiled once each (see prepareQuery): for a caller looked up on this request, and for a
+// cached one of either kind.
+const insertNewFromEmployee = prepareQuery(
+  (db, ...punch: NewPunch) => newPunchFromEmployee(db, punch),
+  NEW_PUNCH,
+)
+const insertNewFromEmployeeIfLive = (kind: LiveCredentialCheck['kind']) =>
+  prepareQuery(
+    (db, ...args: [...NewPunch, ...CachedCaller]) => {
+      const [id, now, timeZone, backfillDays] = args.slice(NEW_PUNCH.length) as CachedCaller
+      return newPunchFromEmployee(db, args.slice(0, NEW_PUNCH.length) as NewPunch, {
+        kind,
+        id,
+        now,
+        timeZone,
+        backfillDays,
+      })
+    },
+    [...NEW_PUNCH, ...CACHED_CALLER],
+  )
+const insertNewFromEmployeeIfLiveFor = {
+  api_key: insertNewFromEmployeeIfLive('api_key'),
+  oauth_token: insertNewFromEmployeeIfLive('oauth_token'),
 }
 
 export class PunchStore {
@@ -180,6 +267,53 @@ export class PunchStore {
   }
 
   /**
+   * Whether `insertNew` applies here (PostgreSQL). On SQLite, whose statements cost no round trips,
+   * the caller's transaction runs `insertNewFromEmployee` and writes the event and the day itself.
+   */
+  insertsInOneStatement(): boolean {
+    return this.db.getExecutor().adapter instanceof PostgresAdapter
+  }
+
+  /**
+   * SQLite's single punch, run in the caller's transaction: the punch inserted from its employee's
+   * row, so only if the employee is active in the tenant, and only if its externalId is not stored
+   * yet; with `credential` (the caller's came from the cache), only if that credential is still
+   * live at `now` and its tenant's settings are unchanged, as insertNew checks it
+   * (docs/decisions/0093-sqlite-single-punch-checks-its-credential.md). True when inserted; false
+   * when not, and the caller's full path says why. Reading the employee and the credential in the
+   * statement that writes means they are read under the write lock: nothing commits between them.
+   */
+  async insertNewFromEmployee(
+    tenantId: string,
+    row: Omit<PunchRow, 'tenant_id' | 'employee_id'>,
+    credential?: LiveCredentialCheck & { now: number },
+  ): Promise<boolean> {
+    const punch: NewPunch = [
+      row.id,
+      row.punch_type,
+      row.punched_at,
+      row.received_at,
+      row.device_id,
+      row.source,
+      row.external_id,
+      row.fingerprint,
+      tenantId,
+      row.employee_code,
+    ]
+    const inserted = credential
+      ? await insertNewFromEmployeeIfLiveFor[credential.kind](
+          this.db,
+          ...punch,
+          credential.id,
+          credential.now,
+          credential.timeZone,
+          credential.backfillDays,
+        )
+      : await insertNewFromEmployee(this.db, ...punch)
+    return inserted.length === 1
+  }
+
+  /**
    * PostgreSQL only (undefined on SQLite, whose transactions cost no round trips): one new punch,
    * its outbox event and the day it touches, written by one statement, prepared once per connection,
    * so one round trip and one commit (a statement commits alone, and is atomic: all three rows or
@@ -191,11 +325,6 @@ export class PunchStore {
    * credential came from the cache, and the statement writes only if it is still live at `now` and
    * its tenant's settings are unchanged (docs/decisions/0091-credential-cache-checked-by-the-write.md).
    */
-  /** Whether `insertNew` applies here (PostgreSQL): asked first, so SQLite builds nothing for it. */
-  insertsInOneStatement(): boolean {
-    return this.db.getExecutor().adapter instanceof PostgresAdapter
-  }
-
   async insertNew(
     tenantId: string,
     row: Omit<PunchRow, 'tenant_id' | 'employee_id'>,

@@ -26,10 +26,11 @@ describe('sqliteChangeCounter', () => {
     ours = open(join(dir, 'db.sqlite'))
     theirs = open(join(dir, 'db.sqlite'))
     ours.exec(
-      'CREATE TABLE watched (id INTEGER PRIMARY KEY, v TEXT); CREATE TABLE other (id INTEGER PRIMARY KEY)',
+      'CREATE TABLE watched (id INTEGER PRIMARY KEY, v TEXT, seen INTEGER); CREATE TABLE other (id INTEGER PRIMARY KEY)',
     )
-    ours.exec("INSERT INTO watched VALUES (1, 'a'), (2, 'b')")
-    counter = sqliteChangeCounter(ours, ['watched'])
+    ours.exec("INSERT INTO watched VALUES (1, 'a', 0), (2, 'b', 0)")
+    // `seen` stands for bookkeeping a reader does not act on (a key's last use).
+    counter = sqliteChangeCounter(ours, { watched: ['seen'] })
   })
   afterEach(async () => {
     ours.close()
@@ -64,8 +65,23 @@ describe('sqliteChangeCounter', () => {
     ).toBe(true)
   })
 
+  it('does not move on an UPDATE of ignored columns alone, and moves when it sets any other', () => {
+    expect(moves(() => ours.prepare('UPDATE watched SET seen = seen + 1').run())).toBe(false)
+    expect(moves(() => ours.prepare("UPDATE watched SET seen = 7, v = 'x' WHERE id = 2").run())).toBe(true)
+    // Set to the value it has: still a change, as far as the trigger can know.
+    expect(moves(() => ours.prepare('UPDATE watched SET v = v WHERE id = 1').run())).toBe(true)
+  })
+
+  it('watches a column added after it was installed', () => {
+    counter.version()
+    ours.exec('ALTER TABLE watched ADD COLUMN added TEXT')
+    expect(counter.version()).toBeDefined()
+    expect(moves(() => ours.prepare("UPDATE watched SET added = 'x'").run())).toBe(true)
+    expect(moves(() => ours.prepare('UPDATE watched SET seen = 1').run())).toBe(false)
+  })
+
   it("does not move on this connection's INSERT, or on its writes to other tables", () => {
-    expect(moves(() => ours.prepare("INSERT INTO watched VALUES (3, 'c')").run())).toBe(false)
+    expect(moves(() => ours.prepare("INSERT INTO watched VALUES (3, 'c', 0)").run())).toBe(false)
     expect(moves(() => ours.prepare('INSERT INTO other VALUES (1)').run())).toBe(false)
     expect(moves(() => ours.prepare('DELETE FROM other').run())).toBe(false)
   })
@@ -91,7 +107,9 @@ describe('sqliteChangeCounter', () => {
 
   it('watches a table made again by a migration on its own connection', () => {
     counter.version()
-    ours.exec('DROP TABLE watched; CREATE TABLE watched (id INTEGER PRIMARY KEY, v TEXT, w TEXT)')
+    ours.exec(
+      'DROP TABLE watched; CREATE TABLE watched (id INTEGER PRIMARY KEY, v TEXT, seen INTEGER, w TEXT)',
+    )
     ours.exec("INSERT INTO watched (id, v) VALUES (1, 'a')")
     expect(moves(() => ours.prepare("UPDATE watched SET w = 'x'").run())).toBe(true)
     expect(moves(() => {})).toBe(false)
@@ -100,7 +118,7 @@ describe('sqliteChangeCounter', () => {
   it('cannot tell before its tables exist, and watches them once they do', async () => {
     const fresh = open(join(dir, 'fresh.sqlite'))
     try {
-      const early = sqliteChangeCounter(fresh, ['later'])
+      const early = sqliteChangeCounter(fresh, { later: [] })
       expect(early.version()).toBeUndefined()
       fresh.exec('CREATE TABLE later (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO later VALUES (1, null)')
       const before = early.version()

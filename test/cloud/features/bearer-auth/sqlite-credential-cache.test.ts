@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { openDatabase } from '../../../../cloud/db/database.js'
 import { createServices } from '../../../../cloud/services.js'
-import { nowMicros } from '../../../../shared/time.js'
-import { bearer, TEST_ACTOR, TEST_SECRET_KEY, TestCloud } from '../../../support/cloud-harness.js'
+import { formatServerTime, nowMicros } from '../../../../shared/time.js'
+import { bearer, employee, TEST_ACTOR, TEST_SECRET_KEY, TestCloud } from '../../../support/cloud-harness.js'
 
 const EMPLOYEES = '/api/public/v1/employees'
 const TOKEN = '/api/oauth/token'
@@ -47,14 +47,46 @@ describe('the credential cache on SQLite', () => {
   async function cached(key: string) {
     const lookups = vi.spyOn(cloud.services.apiKeys, 'authenticate')
     for (let i = 0; i < 3; i++) expect((await read(key)).statusCode).toBe(200)
-    // The first lookup records the key's first use (an UPDATE of api_keys): not kept. The second is.
-    expect(lookups).toHaveBeenCalledTimes(2)
+    // The first lookup records the key's first use: bookkeeping, not a change, so the lookup is kept.
+    expect(lookups).toHaveBeenCalledTimes(1)
     lookups.mockRestore()
   }
 
   it('answers reads from the cache while no credential changes', async () => {
     const { key } = await newKey()
     await cached(key)
+  })
+
+  it("keeps its lookups through a key's recorded uses and the tenant's directory changes", async () => {
+    const { id, key } = await newKey()
+    await cached(key)
+    const lookups = vi.spyOn(cloud.services.apiKeys, 'authenticate')
+    // Each moves the tenant's last change time (an UPDATE of tenants), which no lookup acts on.
+    await cloud.upsertEmployees(tenantId, [employee('C001')])
+    expect((await read(key)).statusCode).toBe(200)
+    await cloud.upsertEmployees(tenantId, [employee('C001', { name: 'Renamed' })])
+    expect((await read(key)).statusCode).toBe(200)
+    expect(lookups).not.toHaveBeenCalled()
+    // A minute on, the key's use is due to be recorded: looked up, recorded, and cached again.
+    const later = nowMicros() + 61 * SECOND
+    cloud.fixedNow = later
+    for (let i = 0; i < 2; i++) expect((await read(key)).statusCode).toBe(200)
+    expect(lookups).toHaveBeenCalledTimes(1)
+    const stored = (await cloud.services.apiKeys.list(tenantId)).find((k) => k.id === id)
+    expect(stored?.lastUsedAt).toBe(formatServerTime(later))
+  })
+
+  it("looks a cached key up again once its tenant's settings change", async () => {
+    const { key } = await newKey()
+    await cached(key)
+    const lookups = vi.spyOn(cloud.services.apiKeys, 'authenticate')
+    await cloud.database.db
+      .updateTable('tenants')
+      .set({ backfill_days: 3 })
+      .where('id', '=', tenantId)
+      .execute()
+    expect((await read(key)).statusCode).toBe(200)
+    expect(lookups).toHaveBeenCalledTimes(1)
   })
 
   it('refuses a cached key on the next request once this process revokes it', async () => {

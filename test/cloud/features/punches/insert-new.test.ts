@@ -8,7 +8,8 @@ import { describeEachDatabase, employee } from '../../../support/cloud-harness.j
 /**
  * PunchStore.insertNew, the single-punch path's one statement: on PostgreSQL the punch, its event and
  * its day are written together or not at all, and nothing is written for a punch the full path must
- * answer. On SQLite it declines (undefined), and the transaction path stores the punch.
+ * answer. On SQLite it declines (undefined): the single punch there is insertNewFromEmployee
+ * (insert-new-from-employee.test.ts).
  */
 describeEachDatabase('PunchStore.insertNew', (cloud) => {
   let tenantId: string
