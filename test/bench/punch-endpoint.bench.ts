@@ -17,7 +17,10 @@ import { type LoadResult, runLoad } from './run-load.js'
 import { ServerProcess } from './server-process.js'
 
 const PATH = '/api/public/v1/attendance/punches'
-const EMPLOYEES = 500
+// A shift change: thousands of workers punching once or twice each. With a few hundred, every
+// employee's day held over a hundred punches by the end of a run, and the attendance worker of
+// `serve` recomputed ever larger days: a load no factory sends.
+const EMPLOYEES = 10_000
 // Enough concurrent clients to keep one server core busy; the same for every server.
 const CONNECTIONS = 32
 const TIME_ZONE = 'Asia/Kolkata'
@@ -223,12 +226,14 @@ function punchEndpointRun(dialect: BenchDialect, name: string) {
         value: rate('serve'),
         baseline: rate('cloud'),
         ratio: ratio(t.serve.okPerSecond, t.cloud.okPerSecond),
+        goal: { of: 'ratio' as const, op: '>=' as const, target: 0.9 },
       },
       {
         name: '`serve` vs the hand-written route',
         value: rate('serve'),
         baseline: rate('handWritten'),
         ratio: ratio(t.serve.okPerSecond, t.handWritten.okPerSecond),
+        ...(dialect === 'sqlite' ? { goal: { of: 'ratio' as const, op: '>=' as const, target: 0.8 } } : {}),
       },
       {
         name: 'p99 latency vs the hand-written route',
