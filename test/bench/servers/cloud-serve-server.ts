@@ -9,16 +9,19 @@ import { runInChild } from './serve-in-child.js'
  * with pino at `info` writing to stdout, the webhook dispatcher and the attendance worker running,
  * product defaults otherwise. The parent points stdout at /dev/null (ServerProcess' discardStdout),
  * so the log lines are made and written, as in production, but not read. argv[2]: the database URL;
- * argv[3]: HAJRI_SECRET_KEY, when the database needs one given (PostgreSQL). Speaks ServerProcess' IPC (runInChild).
+ * argv[3]: the log level (`info`, as `serve` has it by default, or `silent`: what logging costs);
+ * argv[4]: HAJRI_SECRET_KEY, when the database needs one given (PostgreSQL). Speaks ServerProcess'
+ * IPC (runInChild).
  */
 await runInChild(async () => {
-  const [url, secretKey] = process.argv.slice(2)
-  if (!url) throw new Error('usage: cloud-serve-server.ts <database url> [secret key]')
+  const [url, logLevel, secretKey] = process.argv.slice(2)
+  if (!url || !logLevel)
+    throw new Error('usage: cloud-serve-server.ts <database url> <log level> [secret key]')
   const config = loadCloudConfig({
     HAJRI_DATABASE_URL: url,
     HAJRI_HOST: '127.0.0.1',
     HAJRI_PORT: '0',
-    HAJRI_LOG_LEVEL: 'info',
+    HAJRI_LOG_LEVEL: logLevel,
     ...(secretKey ? { HAJRI_SECRET_KEY: secretKey } : {}),
   })
   return startServer(config, pino(loggerOptions(config.logLevel)))
