@@ -25,9 +25,10 @@ let counters = 0
 
 /**
  * A {@link ChangeCounter} on one better-sqlite3 connection. Changes made through this connection
- * (updates of any column not ignored, and deletes) are heard by TEMP triggers (they exist on this connection only, so nothing is added to the file
+ * are heard by TEMP triggers (they exist on this connection only, so nothing is added to the file
  * and no other program that opens it needs our function) that call back into this process on every
- * UPDATE or DELETE of a watched table, before the statement returns. Changes committed by any other
+ * DELETE from a watched table, and every UPDATE that sets one of its columns not ignored, before
+ * the statement returns. Changes committed by any other
  * connection move SQLite's `data_version`, which this connection reads afresh on each call
  * (https://www.sqlite.org/pragma.html#pragma_data_version). A change of the schema (a migration,
  * here or elsewhere) may have dropped the triggers with their tables: `schema_version` moving
@@ -59,15 +60,12 @@ export function sqliteChangeCounter(sqlite: BetterSqlite, tables: WatchedTables)
             .pluck()
             .all(table)
           if (columns.length === 0) throw new Error(`no table ${table}`)
-          // UPDATE OF: fires when the statement sets any of these columns (https://www.sqlite.org/lang_createtrigger.html).
-          const updateOf = columns
-            .filter((c) => !ignored.includes(c))
-            .map((c) => `"${c}"`)
-            .join(', ')
-          for (const [event, on] of [
-            ['update', `UPDATE OF ${updateOf}`],
-            ['delete', 'DELETE'],
-          ]) {
+          // UPDATE OF fires when the statement sets any of the columns named, whatever their values
+          // (https://www.sqlite.org/lang_createtrigger.html).
+          const watched = columns.filter((c) => !ignored.includes(c)).map((c) => `"${c}"`)
+          const events = [['delete', 'DELETE']]
+          if (watched.length > 0) events.push(['update', `UPDATE OF ${watched.join(', ')}`])
+          for (const [event, on] of events) {
             const name = `hajri_watch_${id}_${table}_${event}`
             sqlite.exec(`DROP TRIGGER IF EXISTS temp.${name}`)
             sqlite.exec(
