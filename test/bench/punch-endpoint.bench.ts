@@ -88,7 +88,8 @@ export function skipped(name: string, title: string, reason: string, startedAt: 
  * POST /attendance/punches on one database against, in the same run, four other servers each in a
  * process of its own: a bare Fastify route parsing the same bodies, a hand-written route doing the
  * same durable work (servers/hand-written-sqlite-punch-server.ts, hand-written-pg-punch-server.ts),
- * and the cloud as `serve` runs it (info logging, the dispatcher and the attendance worker). Each
+ * the cloud as `serve` runs it (info logging, the dispatcher and the attendance worker), and the
+ * same with its log level silent, which tells what logging costs with all else equal. Each
  * database server has a database of its own, so that one's background work (serve's attendance
  * worker) never runs on another's rows.
  */
