@@ -30,6 +30,31 @@ export const isAttendanceRoute = (route: RouteRecord): boolean =>
 const isPeriodRoute = (route: RouteRecord): boolean =>
   route.method === 'POST' && /\/attendance\/(recompute|lock)$/.test(route.url)
 
+/** The full day of the policy kept for changing: a half day up to it is consistent. */
+const KEPT_FULL_DAY = 450
+
+/**
+ * Near-valid policy fields. Drawn alone from the schema, most policies break a rule the schema cannot
+ * state (a half day longer than the full day, a weekly off day given twice, another group for the
+ * kept policy), and a thousand requests could pass with none accepted: these keep most of them
+ * consistent, and the mutations still break them.
+ */
+function policyHints(route: RouteRecord): FuzzContext['hints'] {
+  const mostly = <T>(valid: fc.Arbitrary<T>, any: fc.Arbitrary<T>) =>
+    fc.oneof({ weight: 9, arbitrary: valid }, { weight: 1, arbitrary: any })
+  return {
+    fullDayMinutes: mostly(fc.integer({ min: KEPT_FULL_DAY, max: 1440 }), fc.integer({ min: 0, max: 1440 })),
+    halfDayMinutes: mostly(fc.integer({ min: 0, max: KEPT_FULL_DAY }), fc.integer({ min: 0, max: 1440 })),
+    weeklyOffDays: mostly(
+      fc.uniqueArray(fc.integer({ min: 0, max: 6 }), { maxLength: 3 }),
+      fc.array(fc.integer({ min: 0, max: 6 }), { maxLength: 7 }),
+    ),
+    // A policy keeps its group: the kept one's, when changing it.
+    ...(route.method === 'PATCH'
+      ? { group: mostly(fc.constant('fuzz-kept'), fc.string({ maxLength: 12 })) }
+      : {}),
+  }
+}
 export interface AttendanceFuzzFixtures {
   /** The credentials of the tenants set up here: no response may echo one. */
   secrets: string[]
@@ -55,7 +80,7 @@ async function configObjects(cloud: TestCloud, tenantId: string) {
   ).code
   await config.createShift(tenantId, { code: 'FUZZ-NIGHT', start: '22:00', end: '06:00' }, TEST_ACTOR)
   const keptPolicy = (
-    await config.createPolicy(tenantId, { group: 'fuzz-kept', fullDayMinutes: 450 }, TEST_ACTOR)
+    await config.createPolicy(tenantId, { group: 'fuzz-kept', fullDayMinutes: KEPT_FULL_DAY }, TEST_ACTOR)
   ).id
   const deletable = { shifts: new Map<string, string[]>(), policies: new Map<string, string[]>() }
   const assignments = new Map<string, string[]>()
@@ -228,6 +253,7 @@ export async function setUpAttendanceFuzz(
           effectiveTo: fc.option(date),
           shiftCode: codeFrom([objects.keptShift, 'FUZZ-NIGHT']),
           ...pathHints(route),
+          ...(route.url.includes('/attendance/policies') ? policyHints(route) : {}),
           ...(manual
             ? {
                 source: fc.oneof({ weight: 4, arbitrary: fc.constant('manual') }, fc.constant('hajri-agent')),

@@ -59,6 +59,12 @@ const REFUSED_MAY_WRITE: {
     columns: ['last_used_at'],
     why: 'the key was used: authentication notes it (to the minute) before the request is checked',
   },
+  {
+    table: 'console_sessions',
+    kinds: ['changed'],
+    columns: ['last_seen_at'],
+    why: 'the session was used: authentication notes it (to the minute, for the idle timeout) before the request is checked',
+  },
 ]
 
 function refusalMayWrite(change: RowChange): boolean {
