@@ -1,18 +1,19 @@
 /**
  * What a child process holds, read from outside it (the soak: memory, open handles and
  * spool size stay flat): resident memory and open file descriptors from /proc, and the V8 heap and
- * libuv handles from Node's own diagnostic report, which the child writes when it gets SIGUSR2
- * (started with --report-on-signal, see REPORT_NODE_OPTIONS). Neither product has to expose
- * anything for it, and the cloud has no /metrics of its own.
+ * libuv handles from Node's own diagnostic report, which the child writes after a full garbage
+ * collection when it gets SIGUSR2 (collect-then-report.mjs, preloaded by `reportEnv`). Neither
+ * product has to expose anything for it.
  */
 import { type Dirent, readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { readdir, readFile, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { sleep } from '../support/e2e-kit.js'
 
-/** NODE_OPTIONS for a child to write a diagnostic report into `directory` on SIGUSR2. */
-export function reportNodeOptions(directory: string): string {
-  return `--report-on-signal --report-signal=SIGUSR2 --report-compact --report-directory=${directory}`
+/** The environment for a child to collect its garbage, then write a diagnostic report into `directory`, on SIGUSR2. */
+export function reportEnv(directory: string): { NODE_OPTIONS: string; HAJRI_SOAK_REPORT_DIR: string } {
+  const preload = new URL('./collect-then-report.mjs', import.meta.url).href
+  return { NODE_OPTIONS: `--import=${preload}`, HAJRI_SOAK_REPORT_DIR: directory }
 }
 
 export interface ProcessSample {
@@ -20,7 +21,7 @@ export interface ProcessSample {
   /** Open file descriptors, and how many of them are sockets. */
   fds: number
   sockets: number
-  /** V8 heap in use and reserved (the diagnostic report's javascriptHeap). */
+  /** V8 heap in use right after a full collection, and reserved (the diagnostic report's javascriptHeap). */
   heapUsedMB: number
   heapTotalMB: number
   /** libuv handles (timers, sockets, pipes, signal watchers...) alive in the event loop. */

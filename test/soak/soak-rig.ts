@@ -2,7 +2,8 @@
  * What the soak runs: `hajri-cloud serve` over SQLite in a temporary directory, the
  * hajri-agent with its embedded broker, a webhook receiver subscribed to every punch, an MQTT
  * device publishing at a steady rate, and an HR backend reading the public API. Both products run
- * as real child processes, each able to write a Node diagnostic report on SIGUSR2 (process-probe.ts).
+ * as real child processes, each able to collect its garbage and write a Node diagnostic report on
+ * SIGUSR2 (process-probe.ts).
  * The tenant, its employees and credentials are made through the cloud's services before the cloud
  * starts; everything after goes through the processes' own interfaces.
  */
@@ -23,7 +24,7 @@ import { agentStatus, freePort, waitFor } from '../support/e2e-kit.js'
 import { MqttPunchDevice } from '../support/mqtt-punch-device.js'
 import { WebhookReceiver } from '../support/webhook-receiver.js'
 import { ApiReader } from './api-reader.js'
-import { reportNodeOptions } from './process-probe.js'
+import { reportEnv } from './process-probe.js'
 import type { SoakSettings } from './soak-settings.js'
 
 export const DEVICE_ID = 'gate-1'
@@ -139,7 +140,7 @@ export class SoakRig {
         HAJRI_WEBHOOK_ALLOWLIST: '127.0.0.1',
         // As deployed: info logs every request (and so the soak counts every answer's status).
         HAJRI_LOG_LEVEL: 'info',
-        NODE_OPTIONS: reportNodeOptions(this.reportDirs.cloud),
+        ...reportEnv(this.reportDirs.cloud),
       },
       logPath: join(this.dir, 'cloud.log'),
       onLogLine: (line) => {
@@ -179,7 +180,7 @@ export class SoakRig {
       env: {
         HAJRI_SOAK_CLIENT_SECRET: agentApp.clientSecret,
         HAJRI_SOAK_MQTT_PASSWORD: mqttPassword,
-        NODE_OPTIONS: reportNodeOptions(this.reportDirs.agent),
+        ...reportEnv(this.reportDirs.agent),
       },
       logPath: join(this.dir, 'agent.log'),
     })

@@ -328,7 +328,7 @@ async function main(): Promise<number> {
       startedAt,
       elapsedSeconds,
       method:
-        'hajri-cloud (SQLite) and hajri-agent as child processes under steady load: an MQTT device publishing punches, an HR backend reading the public API, a webhook receiver. RSS and open fds from /proc, V8 heap and libuv handles from a Node diagnostic report (SIGUSR2), spool depth from the agent status, sampled at a fixed interval. Flat: the last third of the load against the second third (medians) and a Theil–Sen trend, after the warm-up.',
+        'hajri-cloud (SQLite) and hajri-agent as child processes under steady load: an MQTT device publishing punches, an HR backend reading the public API, a webhook receiver. RSS and open fds from /proc, V8 heap (after a full collection) and libuv handles from a Node diagnostic report (SIGUSR2), spool depth from the agent status, sampled at a fixed interval. Flat: the last third of the load against the second third (medians) and a Theil–Sen trend, after the warm-up.',
       metrics,
       checks,
       notes,
