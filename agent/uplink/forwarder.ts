@@ -11,6 +11,7 @@ import { type BackoffOptions, DEFAULT_BACKOFF, retryDelay, sleep } from './backo
 import { HealthProbe } from './health-probe.js'
 import type { PunchOutcome, PunchUplink } from './punch-uplink.js'
 import { RetryableError } from './retryable-error.js'
+import { settledOrAborted } from './settled-or-aborted.js'
 
 interface ForwarderOptions {
   spool: Pick<Spool, 'nextRun' | 'read' | 'remove' | 'waitForPunches'>
@@ -63,7 +64,6 @@ export class Forwarder {
   private readonly backoff: BackoffOptions
   /** Asks the cloud whether it answers again while a request backs off; undefined: no probing. */
   private readonly probe: HealthProbe | undefined
-  private readonly stopped: Promise<void>
   /** The last chunk taken: chunks only ever get higher numbers, so everything after it is new. */
   private cursor = 0
   /** Resolves once the batch taken last has queued its request: the next one queues after it. */
@@ -83,9 +83,6 @@ export class Forwarder {
             ...(options.random ? { random: options.random } : {}),
           })
         : undefined
-    this.stopped = new Promise((resolve) =>
-      this.abort.signal.addEventListener('abort', () => resolve(), { once: true }),
-    )
   }
 
   /** Batches taken and not finished: sending, or being read or deleted. */
@@ -116,14 +113,14 @@ export class Forwarder {
       const readAhead =
         this.batches.size < 2 * concurrency && this.punchesInHand < 2 * concurrency * batchSize
       if (this.batches.size >= concurrency && !readAhead) {
-        await Promise.race([...this.batches, this.stopped])
+        await settledOrAborted(Promise.race([...this.batches]), this.abort.signal)
         continue
       }
       const batch = spool.nextRun(this.cursor, batchSize)
       const last = batch.at(-1)
       if (!last) {
         // Nothing new: sleep until punches arrive, or a second passes.
-        await Promise.race([spool.waitForPunches(1000), this.stopped])
+        await settledOrAborted(spool.waitForPunches(1000), this.abort.signal)
         continue
       }
       this.cursor = last.seq
