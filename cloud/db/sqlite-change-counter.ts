@@ -45,9 +45,13 @@ export function sqliteChangeCounter(sqlite: BetterSqlite, tables: WatchedTables)
     epoch++
     return null
   })
-  const versions = sqlite.prepare<[], { data: number; schema: number }>(
-    'SELECT d.data_version AS data, s.schema_version AS schema FROM pragma_data_version d, pragma_schema_version s',
-  )
+  // The pragmas themselves, prepared once, read in one read transaction that starts afresh on each
+  // call. Not the pragma_* table-valued functions, which prepare the pragma again on every call, and
+  // not two transactions: each takes and releases the WAL's read lock. Under load the old query
+  // cost about 11 µs a call, a tenth of an authenticated read's time.
+  const dataVersion = sqlite.prepare<[], number>('PRAGMA data_version').pluck()
+  const schemaVersion = sqlite.prepare<[], number>('PRAGMA schema_version').pluck()
+  const readVersions = sqlite.transaction(() => ({ data: dataVersion.get(), schema: schemaVersion.get() }))
   let installedAtSchema: number | undefined
   let lastData: number | undefined
 
@@ -84,8 +88,8 @@ export function sqliteChangeCounter(sqlite: BetterSqlite, tables: WatchedTables)
   return {
     version() {
       if (sqlite.inTransaction) return undefined
-      const now = versions.get()
-      if (!now) return undefined
+      const now = readVersions()
+      if (now.data === undefined || now.schema === undefined) return undefined
       if (now.schema !== installedAtSchema) {
         epoch++
         // TEMP triggers are in the temp schema: installing them leaves main's version as it is.
