@@ -2,9 +2,8 @@ import { rm } from 'node:fs/promises'
 import http from 'node:http'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
-import { openDatabase } from '../../cloud/db/database.js'
 import { MAX_RATE_LIMIT_PER_MINUTE } from '../../cloud/features/bearer-auth/credential-settings.js'
-import { createServices } from '../../cloud/services.js'
+import { createBenchApiKeys } from './bench-api-keys.js'
 import type { BenchContext, Benchmark } from './benchmark.js'
 import { summarizeCpuProfile } from './cpu-profile-summary.js'
 import {
@@ -112,26 +111,6 @@ async function loadEmployeeReads(
   }
 }
 
-/** More keys of the bench tenant, each with the highest limit there is. */
-async function createKeys(url: string, tenantId: string, count: number): Promise<string[]> {
-  const handle = openDatabase(url)
-  try {
-    const services = createServices(handle)
-    const keys: string[] = []
-    for (let i = 0; i < count; i++) {
-      const { key } = await services.apiKeys.create(
-        tenantId,
-        { name: `bench ${i}`, scopes: ['employees:read'], rateLimitPerMinute: MAX_RATE_LIMIT_PER_MINUTE },
-        { name: 'bench', ip: null },
-      )
-      keys.push(key)
-    }
-    return keys
-  } finally {
-    await handle.close()
-  }
-}
-
 /**
  * Checks that each server runs the path it claims to: the real one refuses a request without a key
  * and counts one with a key; the baseline serves without a key and counts nothing. Both answer the
@@ -202,7 +181,10 @@ function authenticatedRouteRun(dialect: BenchDialect, name: string) {
     const authenticatedRuns: LoadResult[] = []
     let remainingAfter: string | undefined
     try {
-      const keys = [database.apiKey, ...(await createKeys(database.url, database.tenantId, KEYS - 1))]
+      const keys = [
+        database.apiKey,
+        ...(await createBenchApiKeys(database.url, database.tenantId, KEYS - 1, ['employees:read'])),
+      ]
       const baseline = await ServerProcess.start({
         entry: 'unauthenticated-server.ts',
         args: [database.url, database.tenantId],

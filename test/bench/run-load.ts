@@ -5,6 +5,8 @@ export interface LoadOptions {
   url: string
   method: 'GET' | 'POST'
   headers: Record<string, string>
+  /** Authorization headers sent in turn, one a request (several keys, so that no key's limit is reached). */
+  authorizations?: readonly string[]
   connections: number
   seconds: number
   /** A fresh body per request, so that no request repeats another (a repeat is a different code path). */
@@ -33,7 +35,8 @@ export interface LoadResult {
 /** One autocannon run (HTTP/1.1 keep-alive, no pipelining) in this process, summarised. */
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   let errorSample: string | undefined
-  const onResponse = options.onResponse
+  let sent = 0
+  const { onResponse, authorizations } = options
   const result = await autocannon({
     url: options.url,
     connections: options.connections,
@@ -44,7 +47,12 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       {
         method: options.method,
         headers: options.headers,
-        setupRequest: (request) => ({ ...request, body: options.nextBody() }),
+        setupRequest: (request) => {
+          const body = options.nextBody()
+          if (!authorizations?.length) return { ...request, body }
+          const authorization = authorizations[sent++ % authorizations.length] as string
+          return { ...request, headers: { ...request.headers, authorization }, body }
+        },
         onResponse: (status, body) => {
           if ((status < 200 || status > 299) && errorSample === undefined) errorSample = `${status} ${body}`
           onResponse?.(status, body)
