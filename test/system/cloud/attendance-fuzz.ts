@@ -55,6 +55,7 @@ function policyHints(route: RouteRecord): FuzzContext['hints'] {
       : {}),
   }
 }
+
 export interface AttendanceFuzzFixtures {
   /** The credentials of the tenants set up here: no response may echo one. */
   secrets: string[]
