@@ -4,21 +4,16 @@
  * lives as long as the agent, as a race against one did) grew the heap by about 300 bytes each idle
  * wait. The heap is compared after full collections, so what is measured is what is still held.
  */
-import { setFlagsFromString } from 'node:v8'
-import { runInNewContext } from 'node:vm'
 import pino from 'pino'
 import { describe, expect, it } from 'vitest'
 import { EventBus } from '../../../agent/events.js'
 import type { Spool } from '../../../agent/spool/spool.js'
 import { Forwarder } from '../../../agent/uplink/forwarder.js'
-
-// A context made after this flag has a `gc` global (the test's own context was made before it).
-setFlagsFromString('--expose-gc')
-const gc = runInNewContext('gc') as () => void
+import { collectGarbage } from '../../support/collect-garbage.js'
 
 function heapAfterCollection(): number {
-  gc()
-  gc()
+  collectGarbage()
+  collectGarbage()
   return process.memoryUsage().heapUsed
 }
 

@@ -1,19 +1,14 @@
 import { getEventListeners } from 'node:events'
-import { setFlagsFromString } from 'node:v8'
-import { runInNewContext } from 'node:vm'
 import { describe, expect, it } from 'vitest'
 import { settledOrAborted } from '../../../agent/uplink/settled-or-aborted.js'
+import { collectGarbage } from '../../support/collect-garbage.js'
 
 const never = new Promise<void>(() => {})
 
-// A context made after this flag has a `gc` global (the test's own context was made before it).
-setFlagsFromString('--expose-gc')
-const gc = runInNewContext('gc') as () => void
-
 /** Full collections, with turns of the event loop between them for finalizers to run. */
-async function collectGarbage(): Promise<void> {
+async function collectAndFinalize(): Promise<void> {
   for (let i = 0; i < 5; i++) {
-    gc()
+    collectGarbage()
     await new Promise((resolve) => setTimeout(resolve, 0))
   }
 }
@@ -62,7 +57,7 @@ describe('settledOrAborted', () => {
       raced.register(s, `ours ${i}`)
       await s
     }
-    await collectGarbage()
+    await collectAndFinalize()
     expect([...freed].filter((name) => name.startsWith('race'))).toEqual([])
     // All but the last few, which this async function's own frame may still hold.
     expect([...freed].filter((name) => name.startsWith('ours')).length).toBeGreaterThanOrEqual(45)
