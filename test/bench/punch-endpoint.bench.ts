@@ -168,7 +168,7 @@ function punchEndpointRun(dialect: BenchDialect, name: string) {
         runLoad({
           url: `${(servers[side] as ServerProcess).url}${PATH}`,
           method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${db(side).apiKey}` },
+          headers: { 'content-type': 'application/json' },
           authorizations: (keys[side] ?? [db(side).apiKey]).map((key) => `Bearer ${key}`),
           connections: CONNECTIONS,
           seconds,
