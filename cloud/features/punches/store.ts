@@ -1,6 +1,6 @@
-import { PostgresAdapter, type RawBuilder, sql } from 'kysely'
-import type { LiveCredentialCheck } from '../../auth/auth-context.js'
+import { PostgresAdapter, sql } from 'kysely'
 import type { Executor } from '../../db/executor.js'
+import { type LiveCredentialAt, liveCredential, prepareForCachedCaller } from '../../db/live-credential.js'
 import { PREPARED_MARK } from '../../db/named-statements.js'
 import { prepareQuery } from '../../db/prepared-query.js'
 import type { AttendanceDirtyTable, PunchesTable, WebhookEventsTable } from '../../db/schema.js'
@@ -67,25 +67,6 @@ const insertOne = prepareQuery(
   ],
 )
 
-/**
- * A row when the cached credential is still live at `now` (the checks `authenticate` makes: not
- * revoked, not expired, and for an access token its app not revoked) and its tenant's settings are
- * still those the request was read with. Scoped to the tenant (a value, or a column already bound to
- * it), like every statement. Every parameter is compared with a column, which gives it its type on
- * PostgreSQL, so the same text serves SQLite.
- */
-function liveCredential(tenant: string | RawBuilder<unknown>, c: LiveCredentialCheck & { now: number }) {
-  const tenantUnchanged = sql`t.time_zone = ${c.timeZone} and t.backfill_days = ${c.backfillDays}`
-  return c.kind === 'api_key'
-    ? sql`select 1 from api_keys k join tenants t on t.id = k.tenant_id
-        where k.tenant_id = ${tenant} and k.id = ${c.id} and k.revoked_at is null
-          and k.expires_at > ${c.now} and ${tenantUnchanged}`
-    : sql`select 1 from oauth_tokens k join oauth_apps a on a.id = k.app_id and a.tenant_id = k.tenant_id
-        join tenants t on t.id = k.tenant_id
-        where k.tenant_id = ${tenant} and k.id = ${c.id} and k.revoked_at is null and a.revoked_at is null
-          and k.expires_at > ${c.now} and ${tenantUnchanged}`
-}
-
 type NewPunch = [
   id: string,
   punchType: string,
@@ -98,7 +79,6 @@ type NewPunch = [
   tenantId: string,
   employeeCode: string,
 ]
-type CachedCaller = [credentialId: string, now: number, timeZone: string, backfillDays: number]
 
 // Placeholders in the order the statements below use them (see prepareQuery).
 const NEW_PUNCH: NewPunch = [
@@ -113,14 +93,13 @@ const NEW_PUNCH: NewPunch = [
   'tenant_id',
   'employee_code',
 ]
-const CACHED_CALLER: CachedCaller = ['credential_id', -3, 'time_zone', -4]
 
 /**
  * SQLite's single punch (PostgreSQL's is insertNew's one statement): inserted from its employee's
  * row, so only for an active employee of the tenant, and, with a cached caller, only while that
  * credential is live.
  */
-function newPunchFromEmployee(db: Executor, punch: NewPunch, cached?: LiveCredentialCheck & { now: number }) {
+function newPunchFromEmployee(db: Executor, punch: NewPunch, cached?: LiveCredentialAt) {
   const [
     id,
     punchType,
@@ -153,24 +132,10 @@ const insertNewFromEmployee = prepareQuery(
   (db, ...punch: NewPunch) => newPunchFromEmployee(db, punch),
   NEW_PUNCH,
 )
-const insertNewFromEmployeeIfLive = (kind: LiveCredentialCheck['kind']) =>
-  prepareQuery(
-    (db, ...args: [...NewPunch, ...CachedCaller]) => {
-      const [id, now, timeZone, backfillDays] = args.slice(NEW_PUNCH.length) as CachedCaller
-      return newPunchFromEmployee(db, args.slice(0, NEW_PUNCH.length) as NewPunch, {
-        kind,
-        id,
-        now,
-        timeZone,
-        backfillDays,
-      })
-    },
-    [...NEW_PUNCH, ...CACHED_CALLER],
-  )
-const insertNewFromEmployeeIfLiveFor = {
-  api_key: insertNewFromEmployeeIfLive('api_key'),
-  oauth_token: insertNewFromEmployeeIfLive('oauth_token'),
-}
+const insertNewFromEmployeeIfLive = prepareForCachedCaller(
+  (db, caller, ...punch: NewPunch) => newPunchFromEmployee(db, punch, caller),
+  NEW_PUNCH,
+)
 
 export class PunchStore {
   constructor(private readonly db: Executor) {}
@@ -286,7 +251,7 @@ export class PunchStore {
   async insertNewFromEmployee(
     tenantId: string,
     row: Omit<PunchRow, 'tenant_id' | 'employee_id'>,
-    credential?: LiveCredentialCheck & { now: number },
+    credential?: LiveCredentialAt,
   ): Promise<boolean> {
     const punch: NewPunch = [
       row.id,
@@ -301,14 +266,7 @@ export class PunchStore {
       row.employee_code,
     ]
     const inserted = credential
-      ? await insertNewFromEmployeeIfLiveFor[credential.kind](
-          this.db,
-          ...punch,
-          credential.id,
-          credential.now,
-          credential.timeZone,
-          credential.backfillDays,
-        )
+      ? await insertNewFromEmployeeIfLive(this.db, credential, ...punch)
       : await insertNewFromEmployee(this.db, ...punch)
     return inserted.length === 1
   }
@@ -330,7 +288,7 @@ export class PunchStore {
     row: Omit<PunchRow, 'tenant_id' | 'employee_id'>,
     event: WebhookEventsTable,
     day: Omit<AttendanceDirtyTable, 'tenant_id'> | undefined,
-    credential?: LiveCredentialCheck & { now: number },
+    credential?: LiveCredentialAt,
   ): Promise<boolean | undefined> {
     if (!this.insertsInOneStatement()) return undefined
     // Parameters in a SELECT list have no type of their own: the casts give them the columns'.
