@@ -19,6 +19,12 @@ declare module 'fastify' {
      * come from the cache (docs/decisions/0091-credential-cache-checked-by-the-write.md).
      */
     liveCredentialCheckedByWrite?: true
+    /**
+     * The route's read checks, in its own statement, that a cached credential is still live, and
+     * when it finds nothing its handler calls `request.verifiedAuth()` before it reads again
+     * (http/read-for-cached-caller.ts, docs/decisions/0094-reads-check-a-cached-credential.md).
+     */
+    liveCredentialCheckedByRead?: true
   }
   interface FastifyRequest {
     /** The authenticated caller. Set on every public API route before its handler runs. */
@@ -53,8 +59,10 @@ const authPlugin: FastifyPluginAsync<{ authenticator: Authenticator }> = async (
 
   app.addHook('onRequest', async (request) => {
     const token = bearerToken(request, 'API key or access token')
+    const { config } = request.routeOptions
     const cached =
-      request.routeOptions.config.liveCredentialCheckedByWrite && authenticator.authenticateCached
+      (config.liveCredentialCheckedByWrite || config.liveCredentialCheckedByRead) &&
+      authenticator.authenticateCached
     const auth = await (cached ? cached.call(authenticator, token) : authenticator.authenticate(token))
     if (auth) {
       request.log = bindRequestLog(request.log, {

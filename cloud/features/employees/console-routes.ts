@@ -37,7 +37,9 @@ export const employeeConsoleRoutes: FastifyPluginAsyncTypebox<{ employees: Emplo
     handle: (request) => employees.list(request.console.tenant.id, request.query),
   })
 
-  declareEmployeeByCode(app, { access: 'read' }, TAGS, employees, (request) => request.console.tenant.id)
+  declareEmployeeByCode(app, { access: 'read' }, TAGS, (request) =>
+    employees.get(request.console.tenant.id, request.params.employeeCode),
+  )
 
   // Its own scope, so that only this route reads CSV, and reads nothing else.
   await app.register(async (csv) => {

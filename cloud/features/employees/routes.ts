@@ -1,13 +1,17 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyPluginAsyncTypebox, Static } from '@fastify/type-provider-typebox'
 import type { FastifyContextConfig, FastifyRequest } from 'fastify'
 import {
+  type Employee,
   EmployeeListQuerySchema,
   EmployeePageSchema,
   EmployeeParamsSchema,
   EmployeeSchema,
 } from '../../../shared/employee.js'
 import { declareRoute, type RouteHost } from '../../http/declare-route.js'
+import { readForCachedCaller } from '../../http/read-for-cached-caller.js'
 import type { EmployeeService } from './service.js'
+
+type EmployeeParams = Static<typeof EmployeeParamsSchema>
 
 /**
  * GET /employees/:employeeCode, the same in the public API and in the console's: only who may call it,
@@ -17,8 +21,7 @@ export function declareEmployeeByCode(
   app: RouteHost,
   config: FastifyContextConfig,
   tags: string[],
-  employees: EmployeeService,
-  tenantIdOf: (request: FastifyRequest) => string,
+  get: (request: FastifyRequest<{ Params: EmployeeParams }>) => Promise<Employee>,
 ): void {
   declareRoute(app, {
     method: 'GET',
@@ -28,7 +31,7 @@ export function declareEmployeeByCode(
     summary: 'Get one employee by employee code',
     params: EmployeeParamsSchema,
     response: EmployeeSchema,
-    handle: (request) => employees.get(tenantIdOf(request), request.params.employeeCode),
+    handle: get,
   })
 }
 
@@ -39,7 +42,8 @@ export const employeeRoutes: FastifyPluginAsyncTypebox<{ service: EmployeeServic
   declareRoute(app, {
     method: 'GET',
     url: '/employees',
-    config: { scope: 'employees:read' },
+    // The credential may come from the cache: the page's statement checks it.
+    config: { scope: 'employees:read', liveCredentialCheckedByRead: true },
     tags: ['Employees'],
     summary: "List the tenant's employees",
     description:
@@ -48,14 +52,24 @@ export const employeeRoutes: FastifyPluginAsyncTypebox<{ service: EmployeeServic
       'changed while you page comes again, with its new version, before the end.',
     querystring: EmployeeListQuerySchema,
     response: EmployeePageSchema,
-    handle: (request) => service.list(request.auth.tenant.id, request.query),
+    handle: (request) =>
+      readForCachedCaller(
+        request,
+        (caller) => service.listForCachedCaller(request.auth.tenant.id, request.query, caller),
+        () => service.list(request.auth.tenant.id, request.query),
+      ),
   })
 
+  // The credential may come from the cache: the read's statement checks it.
   declareEmployeeByCode(
     app,
-    { scope: 'employees:read' },
+    { scope: 'employees:read', liveCredentialCheckedByRead: true },
     ['Employees'],
-    service,
-    (request) => request.auth.tenant.id,
+    (request) =>
+      readForCachedCaller(
+        request,
+        (caller) => service.getForCachedCaller(request.auth.tenant.id, request.params.employeeCode, caller),
+        () => service.get(request.auth.tenant.id, request.params.employeeCode),
+      ),
   )
 }

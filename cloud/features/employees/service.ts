@@ -14,7 +14,9 @@ import { DEFAULT_PAGE_LIMIT } from '../../../shared/pagination.js'
 import { NO_CONTROL_CHARACTERS } from '../../../shared/schema-helpers.js'
 import { formatServerTime, nowMicros, parseTimestamp } from '../../../shared/time.js'
 import { AppError } from '../../app-error.js'
+import type { LiveCredentialCheck } from '../../auth/auth-context.js'
 import { assertSameFilter, decodeCursor, readPage } from '../../cursor.js'
+import type { LiveCredentialAt } from '../../db/live-credential.js'
 import type { UnitOfWork } from '../../db/unit-of-work.js'
 import type { TenantStore } from '../tenants/store.js'
 import type { EmittedEvent, WebhookOutbox } from '../webhooks/outbox.js'
@@ -118,10 +120,37 @@ export class EmployeeService {
     private readonly deps: { stores: UnitOfWork<EmployeeStores>; outbox: WebhookOutbox; now?: () => number },
   ) {}
 
+  private now(): number {
+    return this.deps.now?.() ?? nowMicros()
+  }
+
   /** A page of employees; `search` (the console's) narrows to codes, names and emails starting with it. */
   async list(
     tenantId: string,
     query: EmployeeListQuery & { search?: string | undefined },
+  ): Promise<EmployeePage> {
+    return this.readPage(tenantId, query)
+  }
+
+  /**
+   * `list` for a caller whose credential came from the cache, checked by the page's own statement:
+   * undefined when that finds nothing (an empty page, or the credential no longer live), and the
+   * caller looks its credential up, then calls `list`
+   * (docs/decisions/0094-reads-check-a-cached-credential.md).
+   */
+  async listForCachedCaller(
+    tenantId: string,
+    query: EmployeeListQuery,
+    caller: LiveCredentialCheck,
+  ): Promise<EmployeePage | undefined> {
+    const page = await this.readPage(tenantId, query, { ...caller, now: this.now() })
+    return page.data.length > 0 ? page : undefined
+  }
+
+  private async readPage(
+    tenantId: string,
+    query: EmployeeListQuery & { search?: string | undefined },
+    liveCredential?: LiveCredentialAt,
   ): Promise<EmployeePage> {
     const limit = query.limit ?? DEFAULT_PAGE_LIMIT
     let status = query.status as string | undefined
@@ -141,7 +170,14 @@ export class EmployeeService {
     const { rows, nextCursor } = await readPage(
       limit,
       (n) =>
-        this.deps.stores.read.employees.list(tenantId, { status, updatedSince, search, after, limit: n }),
+        this.deps.stores.read.employees.list(tenantId, {
+          status,
+          updatedSince,
+          search,
+          after,
+          limit: n,
+          ...(liveCredential && { liveCredential }),
+        }),
       (last) => ({
         s: status,
         u: updatedSince,
@@ -156,6 +192,24 @@ export class EmployeeService {
     const row = await this.deps.stores.read.employees.getByCode(tenantId, employeeCode)
     if (!row) throw new AppError('employee_not_found', `No employee with code ${employeeCode}.`)
     return toEmployee(row)
+  }
+
+  /**
+   * `get` for a caller whose credential came from the cache, checked by the read's own statement:
+   * undefined when that finds nothing (no such employee, or the credential no longer live), and the
+   * caller looks its credential up, then calls `get`
+   * (docs/decisions/0094-reads-check-a-cached-credential.md).
+   */
+  async getForCachedCaller(
+    tenantId: string,
+    employeeCode: string,
+    caller: LiveCredentialCheck,
+  ): Promise<Employee | undefined> {
+    const row = await this.deps.stores.read.employees.getByCodeIfLive(tenantId, employeeCode, {
+      ...caller,
+      now: this.now(),
+    })
+    return row && toEmployee(row)
   }
 
   /**
@@ -221,7 +275,7 @@ export class EmployeeService {
 
   /** As {@link upsert}, telling what happened to each input, in their order. */
   async upsertEach(tenantId: string, inputs: readonly EmployeeInput[]): Promise<UpsertOutcome[]> {
-    const requestedAtMicros = this.deps.now?.() ?? nowMicros()
+    const requestedAtMicros = this.now()
     const outcomes = await this.deps.stores.transaction(async (s) => {
       if (!(await s.tenants.get(tenantId))) throw new AppError('tenant_not_found', `No tenant ${tenantId}.`)
       const existing = new Map(

@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { EmployeeInput } from '../../../shared/employee.js'
 import type { Executor } from '../../db/executor.js'
+import { type LiveCredentialAt, liveCredential, prepareForCachedCaller } from '../../db/live-credential.js'
 import { prepareQuery } from '../../db/prepared-query.js'
 import type { EmployeesTable } from '../../db/schema.js'
 import { prefixEnd } from './employee-search.js'
@@ -15,6 +16,19 @@ const findByCode = prepareQuery(
       .selectAll()
       .where('tenant_id', '=', tenantId)
       .where('employee_code', '=', code),
+  ['tenant_id', 'employee_code'],
+)
+
+// An employee read for a cached caller, whose credential the same statement checks: built and
+// compiled once for each kind of credential (see prepareForCachedCaller).
+const getByCodeIfLive = prepareForCachedCaller(
+  (db, caller, tenantId: string, code: string) =>
+    db
+      .selectFrom('employees')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('employee_code', '=', code)
+      .where(sql<boolean>`exists (${liveCredential(sql.ref('employees.tenant_id'), caller)})`),
   ['tenant_id', 'employee_code'],
 )
 
@@ -41,6 +55,11 @@ export interface EmployeeListFilter {
   updatedSince?: number
   after?: EmployeePosition
   limit: number
+  /**
+   * A cached caller the same statement checks: no rows unless its credential is still live
+   * (docs/decisions/0094-reads-check-a-cached-credential.md).
+   */
+  liveCredential?: LiveCredentialAt
 }
 
 // Bound parameters per statement stay far below SQLite's 32,766 and PostgreSQL's 65,535.
@@ -53,6 +72,8 @@ export class EmployeeStore {
 
   async list(tenantId: string, filter: EmployeeListFilter): Promise<EmployeeRow[]> {
     let q = this.db.selectFrom('employees').selectAll().where('tenant_id', '=', tenantId)
+    const caller = filter.liveCredential
+    if (caller) q = q.where(sql<boolean>`exists (${liveCredential(tenantId, caller)})`)
     if (filter.status !== undefined) q = q.where('status', '=', filter.status)
     const search = filter.search
     if (search !== undefined) {
@@ -93,6 +114,20 @@ export class EmployeeStore {
       .where('tenant_id', '=', tenantId)
       .where('employee_code', '=', employeeCode)
       .executeTakeFirst()
+  }
+
+  /**
+   * The employee, only while the cached caller's credential is live: undefined when there is no
+   * such employee or the credential is no longer live, which the caller tells apart by looking the
+   * credential up (docs/decisions/0094-reads-check-a-cached-credential.md).
+   */
+  async getByCodeIfLive(
+    tenantId: string,
+    employeeCode: string,
+    caller: LiveCredentialAt,
+  ): Promise<EmployeeRow | undefined> {
+    const [row] = await getByCodeIfLive(this.db, caller, tenantId, employeeCode)
+    return row
   }
 
   async findByCodes(tenantId: string, codes: readonly string[]): Promise<EmployeeRow[]> {
