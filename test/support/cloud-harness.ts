@@ -137,6 +137,26 @@ export class TestCloud {
     return created.key
   }
 
+  /**
+   * A new OAuth app of the tenant (the highest limit), and an access token granted to it through the
+   * token endpoint, as a client gets one.
+   */
+  async grantAccessToken(tenantId: string, scopes: Scope[], name: string) {
+    const app = await this.services.oauthApps.create(
+      tenantId,
+      { name, scopes, rateLimitPerMinute: MAX_RATE_LIMIT_PER_MINUTE },
+      TEST_ACTOR,
+    )
+    const res = await this.app.inject({
+      method: 'POST',
+      url: '/api/oauth/token',
+      headers: { 'content-type': 'application/json' },
+      payload: { grant_type: 'client_credentials', client_id: app.clientId, client_secret: app.clientSecret },
+    })
+    if (res.statusCode !== 200) throw new Error(`the token endpoint answered ${res.statusCode}: ${res.body}`)
+    return { app, token: (res.json() as { access_token: string }).access_token }
+  }
+
   /** An admin token for the console API (/api/console/v1). */
   async createAdminToken(tenantId: string): Promise<string> {
     return (await this.services.adminTokens.create(tenantId, {}, TEST_ACTOR)).token

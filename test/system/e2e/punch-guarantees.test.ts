@@ -10,7 +10,8 @@
  *   the others replay the same punch, and one event is written per punch.
  * - **Revocation on the next request, on every instance**: an API key revoked through one instance,
  *   and an access token revoked through one instance, are refused by the other on its next request,
- *   however recently that instance let them in, its punch route from its credential cache.
+ *   however recently that instance let them in from its credential cache: its punch route, and its
+ *   employee reads, whose statements check a cached credential.
  * - **Tenant scoping across instances**: two tenants with the same employee codes and the same
  *   externalIds each get their own punches, and neither can read the other's.
  *
@@ -32,6 +33,7 @@ import { openWebhookFixture, type WebhookFixture } from './webhook-fixture.js'
 const postgres = await postgresAvailability()
 
 const PUNCHES = '/api/public/v1/attendance/punches'
+const EMPLOYEES = '/api/public/v1/employees'
 /** Requests in flight at once: enough that the kill lands among unanswered ones. */
 const CONCURRENCY = 16
 /** 201s seen before the kill. */
@@ -251,17 +253,20 @@ describe.each(KINDS)('the single-punch path [$kind]', ({ kind, skipReason }) => 
     async () => {
       const [a, b] = await twoInstances()
       const tenantId = fixture.tenant.id
+      const scopes = ['attendance:read', 'attendance:write', 'employees:read'] as const
       const reader = await fixture.services.apiKeys.create(
         tenantId,
-        { scopes: ['attendance:read', 'attendance:write'], rateLimitPerMinute: MAX_RATE_LIMIT_PER_MINUTE },
+        { scopes: [...scopes], rateLimitPerMinute: MAX_RATE_LIMIT_PER_MINUTE },
         TEST_ACTOR,
       )
-      // Both instances have just let the key in, several times, b to store punches: on PostgreSQL the
-      // punch route takes it from b's credential cache now (its insert checks it is still live).
+      const employeeReads = [`${EMPLOYEES}/${fixture.employeeCodes[0]}`, `${EMPLOYEES}?limit=1`]
+      // Both instances have just let the key in, several times, b to store punches and read employees:
+      // those routes take it from b's credential cache now (their statements check it is still live).
       for (let i = 0; i < 5; i++) {
         expect(await get(a.url, reader.key, `${PUNCHES}?limit=1`)).toBe(200)
         expect(await get(b.url, reader.key, `${PUNCHES}?limit=1`)).toBe(200)
         expect((await postPunch(b.url, reader.key, punchOf(fixture, i, `cached-key-${i}`))).status).toBe(201)
+        for (const path of employeeReads) expect(await get(b.url, reader.key, path)).toBe(200)
       }
       const revoke = await fetch(`${a.url}/api/console/v1/api-keys/${reader.id}/revoke`, {
         method: 'POST',
@@ -269,13 +274,14 @@ describe.each(KINDS)('the single-punch path [$kind]', ({ kind, skipReason }) => 
       })
       expect(revoke.status, await revoke.text()).toBe(200)
       expect(await get(b.url, reader.key, `${PUNCHES}?limit=1`)).toBe(401)
+      for (const path of employeeReads) expect(await get(b.url, reader.key, path)).toBe(401)
       expect((await postPunch(b.url, reader.key, punchOf(fixture, 0, 'revoked'))).status).toBe(401)
       expect(await get(a.url, reader.key, `${PUNCHES}?limit=1`)).toBe(401)
 
       // An access token of an OAuth app, granted and revoked through instance a, used on b.
       const app = await fixture.services.oauthApps.create(
         tenantId,
-        { name: 'payroll sync', scopes: ['attendance:read', 'attendance:write'] },
+        { name: 'payroll sync', scopes: [...scopes] },
         TEST_ACTOR,
       )
       const client = { client_id: app.clientId, client_secret: app.clientSecret }
@@ -289,6 +295,7 @@ describe.each(KINDS)('the single-punch path [$kind]', ({ kind, skipReason }) => 
       for (let i = 0; i < 5; i++) {
         expect(await get(b.url, token, `${PUNCHES}?limit=1`)).toBe(200)
         expect((await postPunch(b.url, token, punchOf(fixture, i, `cached-token-${i}`))).status).toBe(201)
+        for (const path of employeeReads) expect(await get(b.url, token, path)).toBe(200)
       }
       const revoked = await fetch(`${a.url}/api/oauth/revoke`, {
         method: 'POST',
@@ -297,6 +304,7 @@ describe.each(KINDS)('the single-punch path [$kind]', ({ kind, skipReason }) => 
       })
       expect(revoked.status, await revoked.text()).toBe(200)
       expect(await get(b.url, token, `${PUNCHES}?limit=1`)).toBe(401)
+      for (const path of employeeReads) expect(await get(b.url, token, path)).toBe(401)
       expect((await postPunch(b.url, token, punchOf(fixture, 0, 'revoked-token'))).status).toBe(401)
       await Promise.all([a.stop(), b.stop()])
     },
@@ -318,7 +326,7 @@ describe.each(KINDS)('the single-punch path [$kind]', ({ kind, skipReason }) => 
         other.tenantId,
         fixture.employeeCodes.slice(1).map((code) => employee(code)),
       )
-      const scopes = ['attendance:read', 'attendance:write'] as const
+      const scopes = ['attendance:read', 'attendance:write', 'employees:read'] as const
       const keyOf = async (tenantId: string) =>
         (
           await services.apiKeys.create(
@@ -349,6 +357,18 @@ describe.each(KINDS)('the single-punch path [$kind]', ({ kind, skipReason }) => 
       // E0001 is the first tenant's alone.
       const foreign = await postPunch(b.url, secondKey, { ...punchOf(fixture, 0, 'foreign') })
       expect(foreign.status).toBe(422)
+      // Neither reads the other's employee, whose code only the first tenant has, though both
+      // instances let the second tenant's key in from their caches by now.
+      const firstOnly = `${EMPLOYEES}/${fixture.employeeCodes[0]}`
+      expect(await get(a.url, firstKey, firstOnly)).toBe(200)
+      for (const url of [a.url, b.url]) expect(await get(url, secondKey, firstOnly)).toBe(404)
+      const employeePage = await fetch(`${b.url}${EMPLOYEES}?limit=200`, {
+        headers: { authorization: `Bearer ${secondKey}` },
+      })
+      const listedCodes = ((await employeePage.json()) as { data: { employeeCode: string }[] }).data.map(
+        (e) => e.employeeCode,
+      )
+      expect(listedCodes.sort()).toEqual(fixture.employeeCodes.slice(1).sort())
       // Neither reads the other's punch, by id or in its list.
       const theirs = ids('second')[0] as string
       expect(await get(a.url, firstKey, `${PUNCHES}/${theirs}`)).toBe(404)

@@ -119,25 +119,7 @@ describeEachDatabase('the single punch route with cached credentials', (cloud) =
   })
 
   describe('OAuth access tokens', () => {
-    const grant = async () => {
-      const app = await cloud.services.oauthApps.create(
-        tenantId,
-        { name: `cached ${++n}`, scopes: WRITE, rateLimitPerMinute: MAX_RATE_LIMIT_PER_MINUTE },
-        TEST_ACTOR,
-      )
-      const res = await cloud.app.inject({
-        method: 'POST',
-        url: '/api/oauth/token',
-        headers: { 'content-type': 'application/json' },
-        payload: {
-          grant_type: 'client_credentials',
-          client_id: app.clientId,
-          client_secret: app.clientSecret,
-        },
-      })
-      expect(res.statusCode, res.body).toBe(200)
-      return { app, token: (res.json() as { access_token: string }).access_token }
-    }
+    const grant = () => cloud.grantAccessToken(tenantId, WRITE, `cached ${++n}`)
 
     it('refuses a revoked access token on the next request', async () => {
       const { app, token } = await grant()
