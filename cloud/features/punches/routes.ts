@@ -14,6 +14,7 @@ import { liveCredentialCheck } from '../../auth/auth-context.js'
 import { publicActor } from '../../auth/public-actor.js'
 import { insufficientScope } from '../../http/challenge-error.js'
 import { declareRoute } from '../../http/declare-route.js'
+import { readForCachedCaller } from '../../http/read-for-cached-caller.js'
 import type { CorrectionService } from '../attendance/correction-service.js'
 import type { IdempotencyKeyUse } from '../idempotency/service.js'
 import type { PunchService } from './service.js'
@@ -136,13 +137,20 @@ export const punchRoutes: FastifyPluginAsyncTypebox<{
   declareRoute(app, {
     method: 'GET',
     url: '/attendance/punches',
-    config: { scope: 'attendance:read' },
+    // The credential may come from the cache: the page's statement checks it, with the tenant's
+    // time zone the punches are shown in.
+    config: { scope: 'attendance:read', liveCredentialCheckedByRead: true },
     tags: ['Attendance'],
     summary: 'Read the raw punch log',
     description: 'Every accepted punch, oldest punchedAt first, filtered by employee and time.',
     querystring: PunchListQuerySchema,
     response: PunchPageSchema,
-    handle: (request) => service.list(request.auth.tenant, request.query),
+    handle: (request) =>
+      readForCachedCaller(
+        request,
+        (caller) => service.listForCachedCaller(request.auth.tenant, request.query, caller),
+        () => service.list(request.auth.tenant, request.query),
+      ),
   })
 
   declareRoute(app, {

@@ -14,6 +14,7 @@ import { AppError, toProblem } from '../../app-error.js'
 import type { LiveCredentialCheck } from '../../auth/auth-context.js'
 import type { TenantContext } from '../../auth/tenant-context.js'
 import { assertSameFilter, decodeCursor, readPage } from '../../cursor.js'
+import type { LiveCredentialAt } from '../../db/live-credential.js'
 import type { UnitOfWork } from '../../db/unit-of-work.js'
 import type { CloudMetrics } from '../../metrics/cloud-metrics.js'
 import { compileCheck } from '../../validation.js'
@@ -198,6 +199,29 @@ export class PunchService {
   }
 
   async list(tenant: TenantContext, query: PunchListQuery): Promise<PunchPage> {
+    return this.readPage(tenant, query)
+  }
+
+  /**
+   * `list` for a caller whose credential came from the cache, checked by the page's own statement:
+   * undefined when that finds nothing (an empty page, or the credential no longer live), and the
+   * caller looks its credential up, then calls `list`
+   * (docs/decisions/0094-reads-check-a-cached-credential.md).
+   */
+  async listForCachedCaller(
+    tenant: TenantContext,
+    query: PunchListQuery,
+    caller: LiveCredentialCheck,
+  ): Promise<PunchPage | undefined> {
+    const page = await this.readPage(tenant, query, { ...caller, now: this.deps.now() })
+    return page.data.length > 0 ? page : undefined
+  }
+
+  private async readPage(
+    tenant: TenantContext,
+    query: PunchListQuery,
+    liveCredential?: LiveCredentialAt,
+  ): Promise<PunchPage> {
     const limit = query.limit ?? DEFAULT_PAGE_LIMIT
     let employeeCode = query.employeeCode
     let from = query.from === undefined ? undefined : parseTimestamp(query.from)
@@ -212,7 +236,15 @@ export class PunchService {
     }
     const { rows, nextCursor } = await readPage(
       limit,
-      (n) => this.deps.stores.read.punches.list(tenant.id, { employeeCode, from, to, after, limit: n }),
+      (n) =>
+        this.deps.stores.read.punches.list(tenant.id, {
+          employeeCode,
+          from,
+          to,
+          after,
+          limit: n,
+          ...(liveCredential && { liveCredential }),
+        }),
       (last) => ({ e: employeeCode, f: from, t: to, k: [last.punched_at, last.id] }),
     )
     return { data: rows.map((r) => toPunch(r, tenant.timeZone)), nextCursor }

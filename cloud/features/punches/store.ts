@@ -15,6 +15,11 @@ export interface PunchListFilter {
   to?: number
   after?: { punchedAt: number; id: string }
   limit: number
+  /**
+   * A cached caller the same statement checks: no rows unless its credential is still live
+   * (docs/decisions/0094-reads-check-a-cached-credential.md).
+   */
+  liveCredential?: LiveCredentialAt
 }
 
 const CHUNK = 500
@@ -328,6 +333,8 @@ export class PunchStore {
 
   async list(tenantId: string, filter: PunchListFilter): Promise<PunchRow[]> {
     let q = this.db.selectFrom('punches').selectAll().where('tenant_id', '=', tenantId)
+    const caller = filter.liveCredential
+    if (caller) q = q.where(sql<boolean>`exists (${liveCredential(tenantId, caller)})`)
     if (filter.employeeCode !== undefined) q = q.where('employee_code', '=', filter.employeeCode)
     if (filter.to !== undefined) q = q.where('punched_at', '<', filter.to)
     const after = filter.after

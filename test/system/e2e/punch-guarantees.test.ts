@@ -11,7 +11,7 @@
  * - **Revocation on the next request, on every instance**: an API key revoked through one instance,
  *   and an access token revoked through one instance, are refused by the other on its next request,
  *   however recently that instance let them in from its credential cache: its punch route, and its
- *   employee reads, whose statements check a cached credential.
+ *   employee and punch-log reads, whose statements check a cached credential.
  * - **Tenant scoping across instances**: two tenants with the same employee codes and the same
  *   externalIds each get their own punches, and neither can read the other's.
  *

@@ -59,7 +59,7 @@ describeEachDatabase('the single punch route with cached credentials', (cloud) =
       TEST_ACTOR,
     )
 
-  it('looks an API key up once while it is cached; on PostgreSQL other routes look it up every time', async () => {
+  it('looks an API key up once while it is cached; on PostgreSQL routes that do not check it look it up every time', async () => {
     const { key } = await newKey()
     const lookups = vi.spyOn(cloud.services.apiKeys, 'authenticate')
     try {
@@ -67,9 +67,14 @@ describeEachDatabase('the single punch route with cached credentials', (cloud) =
       // The first lookup records the key's first use: bookkeeping, which on SQLite does not count
       // as a change of credentials (decision 0093), so that lookup is kept.
       expect(lookups).toHaveBeenCalledTimes(1)
-      const read = await cloud.app.inject({ method: 'GET', url: `${PUNCHES}?limit=1`, headers: bearer(key) })
+      // The punch log's page checks the cached key in its own statement (decision 0094).
+      const page = await cloud.app.inject({ method: 'GET', url: `${PUNCHES}?limit=1`, headers: bearer(key) })
+      expect(page.statusCode).toBe(200)
+      expect(lookups).toHaveBeenCalledTimes(1)
+      const id = (page.json() as { data: { id: string }[] }).data[0]?.id
+      const read = await cloud.app.inject({ method: 'GET', url: `${PUNCHES}/${id}`, headers: bearer(key) })
       expect(read.statusCode).toBe(200)
-      // On SQLite the read is answered from the cache too, since the database says nothing changed (0092).
+      // On SQLite that read is answered from the cache too, since the database says nothing changed (0092).
       expect(lookups).toHaveBeenCalledTimes(cloud.kind === 'postgres' ? 2 : 1)
     } finally {
       lookups.mockRestore()
@@ -160,5 +165,57 @@ describeEachDatabase('the single punch route with cached credentials', (cloud) =
     const second = await post(key, { employeeCode: 'Z001', punchType: 'OUT', punchedAt: at })
     expect(second.statusCode).toBe(201)
     expect(second.json().punchedAt).toMatch(/\+04:00$/)
+  })
+
+  describe('the punch log read (decision 0094)', () => {
+    const page = (token: string, query = 'limit=5') =>
+      cloud.app.inject({ method: 'GET', url: `${PUNCHES}?${query}`, headers: bearer(token) })
+
+    it('refuses a revoked API key and a revoked access token on the next page', async () => {
+      const created = await newKey()
+      const { app, token } = await cloud.grantAccessToken(tenantId, WRITE, `cached log ${++n}`)
+      for (const t of [created.key, token]) {
+        expect((await post(t, punch())).statusCode).toBe(201)
+        expect((await page(t)).statusCode).toBe(200)
+      }
+      await cloud.services.apiKeys.revoke(tenantId, created.id, TEST_ACTOR)
+      await cloud.services.oauthApps.revoke(tenantId, app.id, TEST_ACTOR)
+      for (const t of [created.key, token]) {
+        const res = await page(t)
+        expect(res.statusCode, res.body).toBe(401)
+        expect(res.json()).toMatchObject({ code: 'invalid_credential' })
+      }
+    })
+
+    it("shows punches in the tenant's time zone as it is now, and answers an empty page", async () => {
+      const zoned = await cloud.createTenant({ timeZone: 'Asia/Kolkata' })
+      await cloud.upsertEmployees(zoned, [employee('Z001')])
+      const key = await cloud.createApiKey(zoned, WRITE)
+      const at = formatTimestamp(nowMicros() - 60_000_000)
+      expect((await post(key, { employeeCode: 'Z001', punchType: 'IN', punchedAt: at })).statusCode).toBe(201)
+      const before = await page(key)
+      expect(before.json().data[0].punchedAt).toMatch(/\+05:30$/)
+      await cloud.database.db
+        .updateTable('tenants')
+        .set({ time_zone: 'Asia/Dubai' })
+        .where('id', '=', zoned)
+        .execute()
+      const after = await page(key)
+      expect(after.statusCode).toBe(200)
+      expect(after.json().data[0].punchedAt).toMatch(/\+04:00$/)
+      const empty = await page(key, 'employeeCode=NOBODY')
+      expect(empty.statusCode, empty.body).toBe(200)
+      expect(empty.json()).toEqual({ data: [], nextCursor: null })
+    })
+
+    it("reads only the caller's tenant", async () => {
+      const other = await cloud.createTenant()
+      await cloud.upsertEmployees(other, [employee('E001')])
+      const otherKey = await cloud.createApiKey(other, WRITE)
+      const mine = punch()
+      expect((await post(otherKey, mine)).statusCode).toBe(201)
+      const listed = (await page(otherKey, 'limit=200')).json() as { data: { externalId: string }[] }
+      expect(listed.data.map((p) => p.externalId)).toEqual([mine.externalId])
+    })
   })
 })
