@@ -49,6 +49,7 @@ export const publicApi: FastifyPluginAsync<PublicApiOptions> = async (app, { ser
         tags: ['Attendance days'],
         tenantOf: (request) => request.auth.tenant,
         actorOf: publicActor,
+        bearerCallers: true,
       })
     },
     { prefix: PREFIX },

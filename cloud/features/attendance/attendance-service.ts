@@ -20,8 +20,10 @@ import { DEFAULT_PAGE_LIMIT } from '../../../shared/pagination.js'
 import { formatServerTime, parseTimestamp } from '../../../shared/time.js'
 import { AppError } from '../../app-error.js'
 import type { Actor } from '../../auth/actor.js'
+import type { LiveCredentialCheck } from '../../auth/auth-context.js'
 import type { TenantContext } from '../../auth/tenant-context.js'
 import { assertSameFilter, decodeCursor, readPage } from '../../cursor.js'
+import type { LiveCredentialAt } from '../../db/live-credential.js'
 import type { AttendanceJobsTable } from '../../db/schema.js'
 import type { UnitOfWork } from '../../db/unit-of-work.js'
 import type { AuditService } from '../audit/service.js'
@@ -96,6 +98,12 @@ export function checkRange(
   }
 }
 
+/** A page of attendance days. */
+export interface AttendanceDayPage {
+  data: AttendanceDay[]
+  nextCursor: string | null
+}
+
 interface DayFilters {
   f?: string
   t?: string
@@ -166,10 +174,30 @@ export class AttendanceService {
     private readonly deps: { stores: UnitOfWork<AttendanceStores>; audit: AuditService; now: () => number },
   ) {}
 
-  async list(
+  async list(tenant: TenantContext, query: AttendanceDayListQuery): Promise<AttendanceDayPage> {
+    return this.readPage(tenant, query)
+  }
+
+  /**
+   * `list` for a caller whose credential came from the cache, checked by the page's own statement:
+   * undefined when that finds nothing (an empty page, or the credential no longer live), and the
+   * caller looks its credential up, then calls `list`
+   * (docs/decisions/0094-reads-check-a-cached-credential.md).
+   */
+  async listForCachedCaller(
     tenant: TenantContext,
     query: AttendanceDayListQuery,
-  ): Promise<{ data: AttendanceDay[]; nextCursor: string | null }> {
+    caller: LiveCredentialCheck,
+  ): Promise<AttendanceDayPage | undefined> {
+    const page = await this.readPage(tenant, query, { ...caller, now: this.deps.now() })
+    return page.data.length > 0 ? page : undefined
+  }
+
+  private async readPage(
+    tenant: TenantContext,
+    query: AttendanceDayListQuery,
+    liveCredential?: LiveCredentialAt,
+  ): Promise<AttendanceDayPage> {
     const limit = query.limit ?? DEFAULT_PAGE_LIMIT
     let filters: DayFilters = {
       f: query.from,
@@ -208,6 +236,7 @@ export class AttendanceService {
           updatedSince,
           after,
           limit: n,
+          ...(liveCredential && { liveCredential }),
         }),
       (last) =>
         updatedSince === undefined

@@ -1,4 +1,6 @@
+import { sql } from 'kysely'
 import type { Executor } from '../../db/executor.js'
+import { type LiveCredentialAt, liveCredential } from '../../db/live-credential.js'
 import type { AttendanceDaysTable, AttendanceLocksTable } from '../../db/schema.js'
 
 export type DayRow = AttendanceDaysTable
@@ -17,6 +19,11 @@ export interface DayListFilter {
   updatedSince?: number
   after?: DayPosition
   limit: number
+  /**
+   * A cached caller the same statement checks: no rows unless its credential is still live
+   * (docs/decisions/0094-reads-check-a-cached-credential.md).
+   */
+  liveCredential?: LiveCredentialAt
 }
 
 /** The day records the engine computes, one per employee and work date. */
@@ -167,6 +174,8 @@ export class DayStore {
 
   list(tenantId: string, filter: DayListFilter): Promise<DayRow[]> {
     let q = this.db.selectFrom('attendance_days').selectAll().where('tenant_id', '=', tenantId)
+    const caller = filter.liveCredential
+    if (caller) q = q.where(sql<boolean>`exists (${liveCredential(tenantId, caller)})`)
     if (filter.from !== undefined) q = q.where('work_date', '>=', filter.from)
     if (filter.to !== undefined) q = q.where('work_date', '<=', filter.to)
     if (filter.employeeCode !== undefined) q = q.where('employee_code', '=', filter.employeeCode)

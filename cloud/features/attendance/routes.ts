@@ -31,6 +31,7 @@ import { PunchParamsSchema } from '../../../shared/punch.js'
 import type { Actor } from '../../auth/actor.js'
 import type { TenantContext } from '../../auth/tenant-context.js'
 import { declareRoute } from '../../http/declare-route.js'
+import { readForCachedCaller } from '../../http/read-for-cached-caller.js'
 import type { AttendanceService } from './attendance-service.js'
 import type { AttendanceConfigService } from './config-service.js'
 import type { CorrectionService } from './correction-service.js'
@@ -44,6 +45,12 @@ export interface AttendanceRouteOptions {
   tags: string[]
   tenantOf: (request: FastifyRequest) => TenantContext
   actorOf: (request: FastifyRequest) => Actor
+  /**
+   * The public API's bearer callers: the list of days may take one from the credential cache, its
+   * page's statement checking it (docs/decisions/0094-reads-check-a-cached-credential.md). The
+   * console's callers have no bearer credential.
+   */
+  bearerCallers?: true
 }
 
 const listOf = <T extends Parameters<typeof Type.Array>[0]>(item: T, title: string) =>
@@ -62,7 +69,7 @@ export const attendanceRoutes: FastifyPluginAsyncTypebox<AttendanceRouteOptions>
   declareRoute(app, {
     method: 'GET',
     url: '/attendance/days',
-    config: access.read,
+    config: options.bearerCallers ? { ...access.read, liveCredentialCheckedByRead: true } : access.read,
     tags,
     summary: 'List or sync attendance days',
     description:
@@ -70,7 +77,14 @@ export const attendanceRoutes: FastifyPluginAsyncTypebox<AttendanceRouteOptions>
       'that time, oldest change first, so a sync never misses a revision (store the last `updatedAt` you saw).',
     querystring: AttendanceDayListQuerySchema,
     response: AttendanceDayPageSchema,
-    handle: (request) => attendance.list(tenantOf(request), request.query),
+    handle: (request) =>
+      options.bearerCallers
+        ? readForCachedCaller(
+            request,
+            (caller) => attendance.listForCachedCaller(tenantOf(request), request.query, caller),
+            () => attendance.list(tenantOf(request), request.query),
+          )
+        : attendance.list(tenantOf(request), request.query),
   })
 
   app.route({

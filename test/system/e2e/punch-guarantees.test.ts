@@ -10,8 +10,8 @@
  *   the others replay the same punch, and one event is written per punch.
  * - **Revocation on the next request, on every instance**: an API key revoked through one instance,
  *   and an access token revoked through one instance, are refused by the other on its next request,
- *   however recently that instance let them in from its credential cache: its punch route, and its
- *   employee and punch-log reads, whose statements check a cached credential.
+ *   however recently that instance let them in from its credential cache: its punch route, and the
+ *   reads whose statements check a cached credential (employees, the punch log, attendance days).
  * - **Tenant scoping across instances**: two tenants with the same employee codes and the same
  *   externalIds each get their own punches, and neither can read the other's.
  *
@@ -259,7 +259,11 @@ describe.each(KINDS)('the single-punch path [$kind]', ({ kind, skipReason }) => 
         { scopes: [...scopes], rateLimitPerMinute: MAX_RATE_LIMIT_PER_MINUTE },
         TEST_ACTOR,
       )
-      const employeeReads = [`${EMPLOYEES}/${fixture.employeeCodes[0]}`, `${EMPLOYEES}?limit=1`]
+      const employeeReads = [
+        `${EMPLOYEES}/${fixture.employeeCodes[0]}`,
+        `${EMPLOYEES}?limit=1`,
+        '/api/public/v1/attendance/days?limit=1',
+      ]
       // Both instances have just let the key in, several times, b to store punches and read employees:
       // those routes take it from b's credential cache now (their statements check it is still live).
       for (let i = 0; i < 5; i++) {
